@@ -1,0 +1,2 @@
+/** council-gateway entry point. */
+console.log("council-gateway: not yet runnable");

@@ -1,0 +1,82 @@
+/**
+ * Neutral types where the protocol layer meets the council: a turn request in, turn events out.
+ *
+ * Protocol code builds a `TurnRequest` and renders `TurnEvent`s; it knows nothing of agents.
+ */
+
+/** One entry of the conversation, protocol-free. */
+export type TranscriptEntry =
+  | { kind: "user"; text: string }
+  | { kind: "assistant"; text: string }
+  /** A mid-conversation system (or developer) message. */
+  | { kind: "system"; text: string }
+  | { kind: "tool_call"; id: string; name: string; input: unknown }
+  | { kind: "tool_result"; id: string; text: string; isError: boolean };
+
+/** A tool the host declared. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the tool's input. */
+  inputSchema: Record<string, unknown>;
+}
+
+/** What the protocol layer extracts from a request body (see `newTurnRequest`). */
+export interface TurnInput {
+  /** The model name the host asked for. */
+  model: string;
+  /** The system prompt text (Messages `system`, Responses `instructions` + developer messages). */
+  system: string;
+  transcript: TranscriptEntry[];
+  /** Declared tools; empty for answer-only turns (always empty on the Responses protocol). */
+  tools: ToolSpec[];
+  /** A tool-loop continuation (last user message carries a tool result). */
+  continuation: boolean;
+  /** Provider credentials presented by the host, forwarded only when `passApiKeys` is on. */
+  hostCredentials?: Record<string, string>;
+}
+
+/** A turn as the council runs it: the input plus what is derived from it. */
+export interface TurnRequest extends TurnInput {
+  /** Short id for log lines (`[turn <id>]`). */
+  id: string;
+  /** Recovered working directory (absolute, existing) or undefined → empty temp dir. */
+  cwd?: string;
+  /** The user's actual ask with harness scaffolding stripped (drives fan-out). */
+  ask: string;
+  /** SHA-256 hex of system prompt + first user message. */
+  sessionKey: string;
+}
+
+/** What the turn decided: one tool call for the host, or answer text. */
+export type Outcome =
+  | { kind: "answer"; text: string }
+  | { kind: "tool"; name: string; input: Record<string, unknown> };
+
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  usd: number;
+  /** Agent invocations made (children, judge, synthesizer). */
+  calls: number;
+  wallMs: number;
+}
+
+/**
+ * Events of one turn, in order. `progress` lines belong on the progress channel; the first
+ * `answer_delta` means the final answer has started (the protocol closes the progress block);
+ * `done` comes last, exactly once.
+ */
+export type TurnEvent =
+  /** One progress line, without trailing newline. */
+  | { type: "progress"; text: string }
+  /** Live text of the final answer (synthesizer or lone child). */
+  | { type: "answer_delta"; text: string }
+  /**
+   * The outcome. For an answer, `outcome.text` is the whole answer: equal to the concatenated
+   * deltas when any were sent, otherwise to be emitted whole.
+   */
+  | { type: "done"; outcome: Outcome; usage: TurnUsage };
+
+/** Runs one council turn. Never throws: failures end as a `done` with an explanatory answer. */
+export type RunTurn = (request: TurnRequest, signal: AbortSignal) => AsyncIterable<TurnEvent>;
