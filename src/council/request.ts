@@ -4,23 +4,27 @@
 import type { TranscriptEntry, TurnInput, TurnRequest } from "./types.ts";
 
 // Compiled once: these run on every request.
-const WORKING_DIR_LINE = /(?:working directory|cwd):[ \t]*(\/[^\n\r]*)/i;
-const CODEX_CWD = /<environment_context>[\s\S]*?<cwd>([^<]+)<\/cwd>/i;
+/** `Primary working directory: /abs`, `Working directory: /abs`, `cwd: /abs` (one per line). */
+const WORKING_DIR_LINE = /(?:^|[^a-z])(?:working directory|cwd):[ \t]*(\/[^\n\r]*)/gim;
+/** Codex's `<environment_context>` block (in a user or developer message). */
+const CODEX_CWD = /<environment_context>[\s\S]*?<cwd>([^<]+)<\/cwd>/gi;
+const SCAFFOLDING_TAGS = [
+  "system-reminder",
+  "ide_opened_file",
+  "ide_selection",
+  "ide_diagnostics",
+  "command-name",
+  "command-message",
+  "command-args",
+  "local-command-stdout",
+  "local-command-stderr",
+  "environment_context",
+  "user_instructions",
+  "user-prompt-submit-hook",
+  "session_context",
+];
 const SCAFFOLDING = new RegExp(
-  [
-    "system-reminder",
-    "ide_opened_file",
-    "ide_selection",
-    "ide_diagnostics",
-    "command-name",
-    "command-message",
-    "command-args",
-    "local-command-stdout",
-    "local-command-stderr",
-    "environment_context",
-    "user_instructions",
-    "user-prompt-submit-hook",
-  ].map((tag) => `<${tag}\\b[^>]*>[\\s\\S]*?</${tag}>`).join("|"),
+  SCAFFOLDING_TAGS.map((tag) => `<${tag}\\b[^>]*>[\\s\\S]*?</${tag}>`).join("|"),
   "gi",
 );
 
@@ -32,28 +36,38 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** Finds a candidate working directory in text (system prompt or a message). */
+/** Every candidate working directory named in a text, in order of appearance. */
+export function findWorkingDirectories(text: string): string[] {
+  const found: { at: number; path: string }[] = [];
+  for (const m of text.matchAll(CODEX_CWD)) found.push({ at: m.index, path: m[1].trim() });
+  for (const m of text.matchAll(WORKING_DIR_LINE)) found.push({ at: m.index, path: m[1].trim() });
+  return found.sort((a, b) => a.at - b.at).map((f) => f.path);
+}
+
+/** The first candidate working directory in a text, if any. */
 export function findWorkingDirectory(text: string): string | undefined {
-  const codex = CODEX_CWD.exec(text);
-  if (codex) return codex[1].trim();
-  const line = WORKING_DIR_LINE.exec(text);
-  if (line) return line[1].trim();
-  return undefined;
+  return findWorkingDirectories(text)[0];
 }
 
 /**
- * SPEC §1.1.3: the first absolute path named in the system prompt or the transcript that
- * exists as a directory; undefined otherwise (children then run in an empty temp dir).
+ * SPEC §1.1.3: the first absolute path named in the system prompt (or a system / user message,
+ * where Codex puts its `<environment_context>`) that exists as a directory; undefined otherwise
+ * (children then run in an empty temp dir). Tool results and assistant text are not searched:
+ * a file's contents must not move the children.
  */
 export function recoverWorkingDirectory(
   system: string,
   transcript: readonly TranscriptEntry[],
   exists: (path: string) => boolean = isDirectory,
 ): string | undefined {
-  const texts = [system, ...transcript.map((e) => ("text" in e ? e.text : ""))];
+  const texts = [
+    system,
+    ...transcript.flatMap((e) => (e.kind === "system" || e.kind === "user" ? [e.text] : [])),
+  ];
   for (const text of texts) {
-    const found = findWorkingDirectory(text);
-    if (found && found.startsWith("/") && exists(found)) return found;
+    for (const found of findWorkingDirectories(text)) {
+      if (found.startsWith("/") && exists(found)) return found;
+    }
   }
   return undefined;
 }
@@ -63,15 +77,30 @@ export function stripScaffolding(text: string): string {
   return text.replace(SCAFFOLDING, "").trim();
 }
 
-/** SPEC §1.1.4: the last user message, scaffolding stripped; the raw text if nothing is left. */
+/**
+ * The user entries of one user message. A protocol may split a message's text blocks into
+ * several consecutive entries (tool results included), so a "message" is the run of
+ * consecutive user / tool_result entries around `index`.
+ */
+function userMessageTexts(transcript: readonly TranscriptEntry[], index: number): string[] {
+  const inMessage = (e: TranscriptEntry) => e.kind === "user" || e.kind === "tool_result";
+  let start = index;
+  while (start > 0 && inMessage(transcript[start - 1])) start--;
+  let end = index;
+  while (end + 1 < transcript.length && inMessage(transcript[end + 1])) end++;
+  return transcript.slice(start, end + 1).flatMap((e) => (e.kind === "user" ? [e.text] : []));
+}
+
+/**
+ * SPEC §1.1.4: the last user message (its text, tool results aside), scaffolding stripped;
+ * the raw text if nothing is left.
+ */
 export function classifyAsk(transcript: readonly TranscriptEntry[]): string {
-  for (let i = transcript.length - 1; i >= 0; i--) {
-    const entry = transcript[i];
-    if (entry.kind !== "user") continue;
-    const stripped = stripScaffolding(entry.text);
-    return stripped || entry.text.trim();
-  }
-  return "";
+  const last = transcript.findLastIndex((e) => e.kind === "user");
+  if (last < 0) return "";
+  const texts = userMessageTexts(transcript, last);
+  const stripped = texts.map(stripScaffolding).filter((t) => t !== "").join("\n\n");
+  return stripped || texts.join("\n").trim();
 }
 
 /** SHA-256 hex of system prompt + first user message (SPEC §2.4). */
@@ -79,10 +108,9 @@ export async function sessionKeyOf(
   system: string,
   transcript: readonly TranscriptEntry[],
 ): Promise<string> {
-  const first = transcript.find((e) => e.kind === "user");
-  const data = new TextEncoder().encode(
-    `${system}\u0000${first && "text" in first ? first.text : ""}`,
-  );
+  const first = transcript.findIndex((e) => e.kind === "user");
+  const firstText = first < 0 ? "" : userMessageTexts(transcript, first).join("\n");
+  const data = new TextEncoder().encode(`${system}\u0000${firstText}`);
   const digest = await crypto.subtle.digest("SHA-256", data);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
