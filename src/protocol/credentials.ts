@@ -1,0 +1,42 @@
+/**
+ * The host's provider credentials, read from request headers, for children when `passApiKeys`
+ * is on (SPEC §5.6). The gateway's own inbound token is never forwarded as a credential.
+ */
+
+/** Which environment variable each credential header maps to. */
+export interface CredentialNames {
+  /** Variable for an `x-api-key` header value. */
+  apiKey?: string;
+  /** Variable for an `Authorization: Bearer` value. */
+  bearer?: string;
+}
+
+export const ANTHROPIC_CREDENTIALS: CredentialNames = {
+  apiKey: "ANTHROPIC_API_KEY",
+  bearer: "ANTHROPIC_AUTH_TOKEN",
+};
+export const OPENAI_CREDENTIALS: CredentialNames = { bearer: "OPENAI_API_KEY" };
+
+function bearerOf(authorization: string | null): string | undefined {
+  const match = authorization?.match(/^\s*Bearer\s+(\S+)\s*$/i);
+  return match?.[1];
+}
+
+/**
+ * Credentials to forward, or undefined when forwarding is off or nothing usable was presented.
+ */
+export function hostCredentials(
+  headers: Headers,
+  names: CredentialNames,
+  options: { passApiKeys: boolean; gatewayToken?: string },
+): Record<string, string> | undefined {
+  if (!options.passApiKeys) return undefined;
+  const usable = (value: string | null | undefined): value is string =>
+    !!value && value !== options.gatewayToken;
+  const found: Record<string, string> = {};
+  const apiKey = headers.get("x-api-key")?.trim();
+  if (names.apiKey && usable(apiKey)) found[names.apiKey] = apiKey;
+  const bearer = bearerOf(headers.get("authorization"));
+  if (names.bearer && usable(bearer)) found[names.bearer] = bearer;
+  return Object.keys(found).length > 0 ? found : undefined;
+}

@@ -1,0 +1,58 @@
+/**
+ * Consuming a council turn from protocol code: iterate until the client leaves, or collect the
+ * single `done` for a JSON reply.
+ */
+import type { Outcome, RunTurn, TurnEvent, TurnRequest, TurnUsage } from "../council/types.ts";
+
+/**
+ * Yields from `source` until it ends or `signal` aborts. On abort it stops waiting at once (a
+ * turn that is slow to notice cannot hold the response open) and asks the source to return.
+ */
+export async function* untilAborted<T>(
+  source: AsyncIterable<T>,
+  signal: AbortSignal,
+): AsyncGenerator<T, void, undefined> {
+  const iterator = source[Symbol.asyncIterator]();
+  let onAbort = () => {};
+  const aborted = new Promise<"aborted">((resolve) => {
+    onAbort = () => resolve("aborted");
+    if (signal.aborted) resolve("aborted");
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    for (;;) {
+      const next = await Promise.race([iterator.next(), aborted]);
+      if (next === "aborted" || next.done) return;
+      yield next.value;
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    // Not awaited: a generator blocked in an await only returns once it wakes up.
+    Promise.resolve(iterator.return?.()).catch(() => {});
+  }
+}
+
+/** The end of a turn as a JSON reply needs it. */
+export interface TurnResult {
+  outcome: Outcome;
+  usage: TurnUsage;
+}
+
+/** A turn ended without its `done` event (aborted, or a council defect). */
+export class TurnIncompleteError extends Error {
+  override name = "TurnIncompleteError";
+}
+
+/** Runs a turn to its `done` event, ignoring progress and deltas (non-streaming replies). */
+export async function collectTurn(
+  runTurn: RunTurn,
+  request: TurnRequest,
+  signal: AbortSignal,
+): Promise<TurnResult> {
+  for await (const event of untilAborted<TurnEvent>(runTurn(request, signal), signal)) {
+    if (event.type === "done") return { outcome: event.outcome, usage: event.usage };
+  }
+  throw new TurnIncompleteError(
+    signal.aborted ? "the client went away" : "the turn ended without a result",
+  );
+}

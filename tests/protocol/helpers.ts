@@ -1,0 +1,235 @@
+/**
+ * Test helpers for the protocol layer: a scripted fake RunTurn with controllable timing, a real
+ * HTTP server mounting the protocol handlers, and an incremental raw-SSE reader.
+ */
+import { Hono } from "hono";
+import type {
+  Outcome,
+  RunTurn,
+  TurnEvent,
+  TurnRequest,
+  TurnUsage,
+} from "../../src/council/types.ts";
+import type { ProtocolDeps } from "../../src/protocol/handler.ts";
+import { createMessagesHandler } from "../../src/protocol/messages/handler.ts";
+import { createResponsesHandler } from "../../src/protocol/responses/handler.ts";
+
+export const USAGE: TurnUsage = {
+  inputTokens: 900,
+  outputTokens: 42,
+  usd: 0.01,
+  calls: 3,
+  wallMs: 10,
+};
+
+export function done(outcome: Outcome, usage: TurnUsage = USAGE): TurnEvent {
+  return { type: "done", outcome, usage };
+}
+export const answer = (text: string): Outcome => ({ kind: "answer", text });
+export const progress = (text: string): TurnEvent => ({ type: "progress", text });
+export const delta = (text: string): TurnEvent => ({ type: "answer_delta", text });
+
+type Step = { event: TurnEvent } | { error: Error } | { end: true };
+
+/**
+ * A fake council whose events the test feeds one at a time (`push`), so a test decides exactly
+ * when each event happens relative to what it reads from the wire.
+ */
+export class ScriptedTurn {
+  readonly requests: TurnRequest[] = [];
+  readonly signals: AbortSignal[] = [];
+  /** Set when the generator ran its `finally` (the turn was ended or returned). */
+  returned = false;
+  #steps: Step[] = [];
+  #wake: (() => void) | undefined;
+  #called = Promise.withResolvers<void>();
+
+  /** Resolves once the handler has called runTurn. */
+  get called(): Promise<void> {
+    return this.#called.promise;
+  }
+
+  /** Queue events (they are yielded as soon as the consumer asks). */
+  push(...events: TurnEvent[]): this {
+    for (const event of events) this.#steps.push({ event });
+    this.#wake?.();
+    return this;
+  }
+  /** Make the generator throw (a council defect). */
+  throw(error: Error): this {
+    this.#steps.push({ error });
+    this.#wake?.();
+    return this;
+  }
+  /** Make the generator end without a `done` event. */
+  end(): this {
+    this.#steps.push({ end: true });
+    this.#wake?.();
+    return this;
+  }
+
+  readonly runTurn: RunTurn = (request, signal) => {
+    this.requests.push(request);
+    this.signals.push(signal);
+    this.#called.resolve();
+    return this.#generate(signal);
+  };
+
+  async *#generate(signal: AbortSignal): AsyncGenerator<TurnEvent> {
+    try {
+      for (;;) {
+        while (this.#steps.length === 0) {
+          if (signal.aborted) return;
+          const woken = Promise.withResolvers<void>();
+          this.#wake = woken.resolve;
+          const onAbort = () => woken.resolve();
+          signal.addEventListener("abort", onAbort, { once: true });
+          await woken.promise;
+          signal.removeEventListener("abort", onAbort);
+          this.#wake = undefined;
+        }
+        const step = this.#steps.shift()!;
+        if ("error" in step) throw step.error;
+        if ("end" in step) return;
+        yield step.event;
+        if (step.event.type === "done") return;
+      }
+    } finally {
+      this.returned = true;
+    }
+  }
+}
+
+/** A RunTurn that yields a fixed list of events, recording the requests it saw. */
+export function fixedTurn(events: TurnEvent[], seen: TurnRequest[] = []): RunTurn {
+  return async function* (request) {
+    seen.push(request);
+    for (const event of events) {
+      await Promise.resolve();
+      yield event;
+    }
+  };
+}
+
+export function deps(runTurn: RunTurn, extra: Partial<ProtocolDeps> = {}): ProtocolDeps {
+  return { runTurn, streamProgress: true, keepAliveMs: 3000, passApiKeys: false, ...extra };
+}
+
+/** The Hono app of the tests: JSON body parsed (malformed → 400), then the protocol handler. */
+export function testApp(protocolDeps: ProtocolDeps): Hono {
+  const messages = createMessagesHandler(protocolDeps);
+  const responses = createResponsesHandler(protocolDeps);
+  const app = new Hono();
+  const parse = async (request: Request): Promise<unknown> => {
+    try {
+      return await request.json();
+    } catch {
+      return undefined;
+    }
+  };
+  app.post("/v1/messages", async (c) => {
+    const body = await parse(c.req.raw);
+    return body === undefined ? c.json({ error: "malformed" }, 400) : messages(c, body);
+  });
+  app.post("/v1/responses", async (c) => {
+    const body = await parse(c.req.raw);
+    return body === undefined ? c.json({ error: "malformed" }, 400) : responses(c, body);
+  });
+  return app;
+}
+
+export interface TestServer extends AsyncDisposable {
+  /** Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+}
+
+/** A real server on an ephemeral port running the test app. */
+export function serve(protocolDeps: ProtocolDeps): TestServer {
+  const app = testApp(protocolDeps);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+export function post(url: string, body: unknown, init: RequestInit = {}): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    ...init,
+    headers: { "content-type": "application/json", ...init.headers },
+    body: JSON.stringify(body),
+  });
+}
+
+/** One raw SSE frame as it came over the wire. */
+export interface RawFrame {
+  raw: string;
+  /** The `event:` name, or undefined when the frame had none. */
+  event: string | undefined;
+  // deno-lint-ignore no-explicit-any
+  data: any;
+}
+
+export function parseFrame(raw: string): RawFrame {
+  let event: string | undefined;
+  const data: string[] = [];
+  for (const line of raw.split("\n")) {
+    if (line.startsWith("event:")) event = line.slice(6).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+  }
+  return { raw, event, data: data.length ? JSON.parse(data.join("\n")) : undefined };
+}
+
+/** Parses a whole SSE text into frames. */
+export function parseSse(text: string): RawFrame[] {
+  return text.split("\n\n").filter((chunk) => chunk.trim()).map(parseFrame);
+}
+
+/** Reads SSE frames one by one as they arrive. */
+export class SseReader {
+  #reader: ReadableStreamDefaultReader<string>;
+  #buffer = "";
+  readonly frames: RawFrame[] = [];
+
+  constructor(response: Response) {
+    this.#reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  }
+
+  /** The next frame, or undefined at the end of the stream. */
+  async next(): Promise<RawFrame | undefined> {
+    for (;;) {
+      const end = this.#buffer.indexOf("\n\n");
+      if (end >= 0) {
+        const raw = this.#buffer.slice(0, end);
+        this.#buffer = this.#buffer.slice(end + 2);
+        if (!raw.trim()) continue;
+        const frame = parseFrame(raw);
+        this.frames.push(frame);
+        return frame;
+      }
+      const { value, done } = await this.#reader.read();
+      if (done) return undefined;
+      this.#buffer += value;
+    }
+  }
+
+  /** Reads until a frame with this event name (inclusive); throws if the stream ends first. */
+  async until(event: string): Promise<RawFrame> {
+    for (;;) {
+      const frame = await this.next();
+      if (!frame) throw new Error(`stream ended before ${event}`);
+      if (frame.event === event) return frame;
+    }
+  }
+
+  /** Reads everything that is left. */
+  async rest(): Promise<RawFrame[]> {
+    while (await this.next());
+    return this.frames;
+  }
+
+  async cancel(): Promise<void> {
+    await this.#reader.cancel();
+  }
+}
