@@ -109,39 +109,41 @@ function assertNoPermissionFailure(label: string, stderr: string): void {
   assert.doesNotMatch(stderr, PERMISSION_FAILURE, `${label} hit a permission check:\n${stderr}`);
 }
 
-Deno.test("the app runs `version` with the compile permission set", () =>
-  withTempDir(async (home) => {
-    const result = await run(Deno.execPath(), denoRunArgs(["version"]), {
-      cwd: home,
-      env: appEnv(home),
-    });
-    assertNoPermissionFailure("version", result.stderr);
-    assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, new RegExp(VERSION.replaceAll(".", "\\.")));
-  }));
+/** Subcommands that finish on their own; `covers` names the effects they exercise. */
+const COMMANDS: { args: (config: string) => string[]; stdout: RegExp; covers: string }[] = [
+  {
+    args: () => ["version"],
+    stdout: new RegExp(VERSION.replaceAll(".", "\\.")),
+    covers: "no config",
+  },
+  { args: () => ["--help"], stdout: /Usage:/, covers: "no config" },
+  { args: (c) => ["config", "--config", c], stdout: /fake-model/, covers: "config file, env" },
+  {
+    args: (c) => ["connect", "claude", "--config", c, "--port", "6767"],
+    stdout: /ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:6767/,
+    covers: "config file, env",
+  },
+  {
+    args: (c) => ["doctor", "--config", c],
+    stdout: /\/cat\b/,
+    covers: "agent CLI lookup on PATH, test bind",
+  },
+];
 
-Deno.test("the app runs `config` (config read, cwd, env) with the compile permission set", () =>
-  withTempDir(async (home) => {
-    const config = await writeConfig(home);
-    const result = await run(Deno.execPath(), denoRunArgs(["config", "--config", config]), {
-      cwd: home,
-      env: appEnv(home),
-    });
-    assertNoPermissionFailure("config", result.stderr);
-    assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /fake-model/);
-  }));
-
-Deno.test("the app runs `doctor` (CLI lookup, port check) with the compile permission set", () =>
-  withTempDir(async (home) => {
-    const config = await writeConfig(home);
-    const result = await run(Deno.execPath(), denoRunArgs(["doctor", "--config", config]), {
-      cwd: home,
-      env: appEnv(home),
-    });
-    assertNoPermissionFailure("doctor", result.stdout + result.stderr);
-    assert.notEqual(result.code, 2, `doctor refused its arguments or config:\n${result.stderr}`);
-  }));
+for (const command of COMMANDS) {
+  const label = command.args("FILE").join(" ");
+  Deno.test(`the app runs \`${label}\` with the compile permission set (${command.covers})`, () =>
+    withTempDir(async (home) => {
+      const config = await writeConfig(home);
+      const result = await run(Deno.execPath(), denoRunArgs(command.args(config)), {
+        cwd: home,
+        env: appEnv(home),
+      });
+      assertNoPermissionFailure(label, result.stdout + result.stderr);
+      assert.equal(result.code, 0, result.stdout + result.stderr);
+      assert.match(result.stdout, command.stdout);
+    }));
+}
 
 Deno.test("the app serves (binds, answers /v1/models) with the compile permission set", () =>
   withTempDir(async (home) => {
