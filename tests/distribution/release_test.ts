@@ -118,7 +118,7 @@ const sha256sum = await which("sha256sum");
 
 Deno.test({
   name:
-    "compile --skip-compile packages real archives (binary + README + LICENSE) that sha256sum -c accepts",
+    "compile --skip-compile packages archives (binary + README + LICENSE) that sha256sum -c and install.sh accept",
   ignore: !tar || !zip || !unzip || !sha256sum,
   fn: () =>
     withTempDir(async (out) => {
@@ -153,5 +153,18 @@ Deno.test({
       assert.equal(check.code, 0, check.stdout + check.stderr);
       const leftovers = [...Deno.readDirSync(out)].filter((e) => e.name.startsWith("stage-"));
       assert.deepEqual(leftovers, [], "staging dirs left behind");
+
+      // The installer takes exactly what the release produced.
+      const installed = await run("/bin/sh", [join(REPO_ROOT, "scripts/install.sh")], {
+        env: {
+          PREFIX: join(out, "prefix"),
+          COUNCIL_GATEWAY_BASE_URL: out,
+          COUNCIL_GATEWAY_OS: "Linux",
+          COUNCIL_GATEWAY_ARCH: "x86_64",
+        },
+      });
+      assert.equal(installed.code, 0, installed.stderr);
+      const binary = join(out, "prefix", "bin", "council-gateway");
+      assert.equal((await run(binary, [])).stdout.trim(), targets[0]);
     }),
 });
