@@ -1,5 +1,30 @@
-/** Runs one agent (placeholder until the agents layer lands). */
-import type { PriceTable, RunAgent } from "./types.ts";
+/**
+ * Runs one agent on one prompt: adapter argv, scrubbed env, spawn, parsed events out, and a
+ * final `AgentResult` in which every failure is data.
+ */
+import { getLogger } from "@logtape/logtape";
+import { type Clock, systemClock } from "../clock.ts";
+import type { AgentConfig } from "../config.ts";
+import type {
+  AgentEvent,
+  AgentResult,
+  AgentUsage,
+  ParsedLine,
+  PriceTable,
+  RunAgent,
+  RunOptions,
+} from "./types.ts";
+import { ADAPTERS } from "./adapters.ts";
+import { childEnv } from "./env.ts";
+import { costOf, estimateTokens, findPrice, mergePricing } from "./cost.ts";
+import { type ChildExit, runChild } from "./process.ts";
+import { oneLine } from "./activity.ts";
+
+const logger = getLogger(["council-gateway", "agents"]);
+
+export const DEFAULT_KILL_GRACE_MS = 2_000;
+export const DEFAULT_MAX_TEXT_CHARS = 2_000_000;
+export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
 
 export interface AgentRunnerOptions {
   /** Config `passApiKeys`: keep provider credentials in the child's environment. */
@@ -10,21 +35,336 @@ export interface AgentRunnerOptions {
   pricing: PriceTable;
   /** Base environment for children; defaults to the gateway's own. */
   baseEnv?: Record<string, string>;
+  /** Drives time-outs and durations (tests pass a FakeClock). */
+  clock?: Clock;
+  /** Real-time wait between SIGTERM and SIGKILL of a child's process group (default 2 s). */
+  killGraceMs?: number;
+  /** Most answer text kept per child, in characters; the rest is dropped (default 2 M). */
+  maxTextChars?: number;
+  /** Stdout lines longer than this many bytes are skipped whole (default 8 MiB). */
+  maxLineBytes?: number;
+  /** Whether the gateway runs as root (default: asks the OS). */
+  isRoot?: boolean;
 }
 
-export function createAgentRunner(_options: AgentRunnerOptions): RunAgent {
-  return (agent, _prompt, options) =>
-    Promise.resolve({
-      agent: agent.name,
-      model: options.model ?? agent.model,
-      role: options.role,
-      ok: false,
-      text: "",
-      error: `${agent.name}: agents layer not implemented`,
-      exitCode: null,
-      timedOut: false,
-      aborted: false,
-      durationMs: 0,
-      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: true },
-    });
+function runningAsRoot(): boolean {
+  try {
+    return Deno.uid() === 0;
+  } catch {
+    return false;
+  }
+}
+
+function gatewayEnv(): Record<string, string> {
+  try {
+    return Deno.env.toObject();
+  } catch {
+    return {};
+  }
+}
+
+/** What one run's stdout has said so far. */
+class RunOutput {
+  #parts: string[] = [];
+  /** Characters kept in `#parts` (at most the cap). */
+  #kept = 0;
+  /** Characters of text seen, kept or not (drives the output-token estimate). */
+  seenChars = 0;
+  truncated = false;
+  reportedInput?: number;
+  reportedOutput?: number;
+  reportedCost?: number;
+  final?: { text?: string; error?: string };
+  invalidLines = 0;
+  lastInvalid?: string;
+
+  constructor(readonly maxTextChars: number) {}
+
+  /** Keeps text up to the cap; returns the part kept (to be streamed), "" when full. */
+  addText(text: string): string {
+    this.seenChars += text.length;
+    const room = this.maxTextChars - this.#kept;
+    const kept = text.length > room ? text.slice(0, Math.max(0, room)) : text;
+    if (kept.length < text.length) this.truncated = true;
+    if (kept) {
+      this.#parts.push(kept);
+      this.#kept += kept.length;
+    }
+    return kept;
+  }
+
+  get streamedText(): string {
+    return this.#parts.join("");
+  }
+
+  /** The answer: the CLI's own final text when it gave one, else what streamed. */
+  get answer(): string {
+    const final = this.final?.text;
+    if (!final) return this.streamedText;
+    if (final.length > this.maxTextChars) this.truncated = true;
+    return final.slice(0, this.maxTextChars);
+  }
+
+  get producedOutput(): boolean {
+    return this.seenChars > 0 || this.final !== undefined || this.reportedInput !== undefined;
+  }
+}
+
+/** Absolute counters for telemetry while the child works. */
+function runningCounters(output: RunOutput, promptChars: number) {
+  return {
+    inputTokens: output.reportedInput ?? estimateTokens(promptChars),
+    outputTokens: Math.max(output.reportedOutput ?? 0, estimateTokens(output.seenChars)),
+  };
+}
+
+/** Final usage: reported numbers when the CLI gave them, otherwise estimates (chars/4). */
+function settleUsage(
+  output: RunOutput,
+  promptChars: number,
+  model: string,
+  prices: Readonly<PriceTable>,
+): AgentUsage {
+  const tokensReported = (output.reportedInput ?? 0) > 0 || (output.reportedOutput ?? 0) > 0;
+  const inputTokens = tokensReported
+    ? output.reportedInput ?? 0
+    : output.producedOutput
+    ? estimateTokens(promptChars)
+    : 0;
+  const outputTokens = tokensReported
+    ? output.reportedOutput ?? 0
+    : estimateTokens(Math.max(output.seenChars, output.final?.text?.length ?? 0));
+  const costReported = (output.reportedCost ?? 0) > 0;
+  const price = findPrice(prices, model);
+  const costUsd = costReported
+    ? output.reportedCost!
+    : price
+    ? costOf(price, inputTokens, outputTokens)
+    : 0;
+  return { inputTokens, outputTokens, costUsd, estimated: !costReported || !tokensReported };
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
+}
+
+/** The one-line reason a run failed (without the agent name), or undefined when it succeeded. */
+function failureReason(
+  exit: ChildExit,
+  output: RunOutput,
+  needsFinal: boolean,
+  timeoutMs: number,
+): string | undefined {
+  const lastStderr = exit.stderrTail.at(-1);
+  const codeText = exit.exitCode === null
+    ? "no exit code"
+    : `exit code ${exit.exitCode}${exit.signal ? ` (${exit.signal})` : ""}`;
+  if (!exit.spawned) {
+    return exit.spawnError ?? (exit.aborted ? "aborted before start" : "not started");
+  }
+  if (exit.aborted) return "aborted";
+  if (exit.timedOut) return `timed out after ${seconds(timeoutMs)}`;
+  if (output.final?.error) {
+    return exit.exitCode ? `${codeText}: ${output.final.error}` : output.final.error;
+  }
+  if (exit.exitCode !== 0) {
+    return `${codeText}: ${lastStderr ? oneLine(lastStderr, 300) : "no stderr output"}`;
+  }
+  if (needsFinal && !output.final) {
+    const invalid = output.invalidLines
+      ? `; ${output.invalidLines} unparseable line(s), last: ${output.lastInvalid}`
+      : "";
+    const stderr = lastStderr ? `; stderr: ${oneLine(lastStderr, 200)}` : "";
+    return `exited 0 without a result${invalid}${stderr}`;
+  }
+  return undefined;
+}
+
+/** Builds the runner the council uses. The returned function never throws. */
+export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
+  const clock = options.clock ?? systemClock;
+  const prices = mergePricing(options.pricing);
+  const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const maxTextChars = options.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS;
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const isRoot = options.isRoot ?? runningAsRoot();
+
+  async function run(agent: AgentConfig, prompt: string, opts: RunOptions): Promise<AgentResult> {
+    const startedAt = clock.now();
+    const model = opts.model ?? agent.model;
+    const adapter = ADAPTERS[agent.runner];
+    const output = new RunOutput(maxTextChars);
+    const emit = (event: AgentEvent) => {
+      try {
+        opts.onEvent?.(event);
+      } catch (err) {
+        logger.warn("{agent}: event handler failed: {error}", {
+          agent: agent.name,
+          error: String(err),
+        });
+      }
+    };
+    const finish = (exit: ChildExit, reason: string | undefined): AgentResult => {
+      const result: AgentResult = {
+        agent: agent.name,
+        model,
+        role: opts.role,
+        ok: reason === undefined,
+        text: output.answer,
+        ...(reason !== undefined ? { error: `${agent.name}: ${reason}` } : {}),
+        exitCode: exit.exitCode,
+        timedOut: exit.timedOut,
+        aborted: exit.aborted,
+        durationMs: clock.now() - startedAt,
+        usage: settleUsage(output, prompt.length, model, prices),
+        ...(output.truncated || exit.droppedLines > 0 ? { truncated: true } : {}),
+      };
+      if (result.ok) {
+        logger.debug("{agent} finished in {ms} ms", { agent: agent.name, ms: result.durationMs });
+      } else logger.warn("{error}", { error: result.error });
+      emit({ type: "finished", agent: agent.name, result });
+      return result;
+    };
+    const notStarted = (reason: string): AgentResult =>
+      finish({
+        spawned: false,
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        aborted: opts.signal?.aborted ?? false,
+        stderrTail: [],
+        droppedLines: 0,
+      }, reason);
+
+    const command = agent.command ?? adapter.defaultCommand;
+    if (!command) return notStarted(`runner "${agent.runner}" needs a \`command\` to run`);
+    if (opts.signal?.aborted) return notStarted("aborted before start");
+
+    const tempDir = opts.cwd ? undefined : await Deno.makeTempDir({ prefix: "council-child-" });
+    const cwd = opts.cwd ?? tempDir!;
+    try {
+      const env = childEnv({
+        base: options.baseEnv ?? gatewayEnv(),
+        passApiKeys: options.passApiKeys,
+        selfOrigins: options.selfOrigins(),
+        adapterEnv: adapter.env?.({ isRoot }),
+        hostCredentials: opts.hostCredentials,
+        agentEnv: agent.env,
+      });
+      const args = adapter.argv(agent, { role: opts.role, model });
+      const parse = adapter.createParser({ cwd });
+      let lastCounters = "";
+
+      const onStdout = (piece: string) => {
+        let parsed: ParsedLine[];
+        try {
+          parsed = parse(piece);
+        } catch (err) {
+          logger.debug("{agent}: parser failed: {error}", {
+            agent: agent.name,
+            error: String(err),
+          });
+          parsed = [{ type: "invalid", line: piece }];
+        }
+        let countersMoved = false;
+        for (const item of parsed) {
+          switch (item.type) {
+            case "text": {
+              const kept = output.addText(item.text);
+              if (kept) emit({ type: "text", agent: agent.name, text: kept });
+              countersMoved = true;
+              break;
+            }
+            case "activity":
+              emit({ type: "activity", agent: agent.name, text: item.text });
+              break;
+            case "usage":
+              output.reportedInput = item.inputTokens ?? output.reportedInput;
+              output.reportedOutput = item.outputTokens ?? output.reportedOutput;
+              output.reportedCost = item.costUsd ?? output.reportedCost;
+              countersMoved = true;
+              break;
+            case "final":
+              output.final = { text: item.text, error: item.error };
+              break;
+            case "invalid":
+              output.invalidLines++;
+              output.lastInvalid = JSON.stringify(oneLine(item.line, 80));
+              break;
+          }
+        }
+        if (!countersMoved) return;
+        const counters = runningCounters(output, prompt.length);
+        const key = `${counters.inputTokens}/${counters.outputTokens}`;
+        if (key === lastCounters) return;
+        lastCounters = key;
+        emit({
+          type: "usage",
+          agent: agent.name,
+          ...counters,
+          elapsedMs: clock.now() - startedAt,
+        });
+      };
+
+      logger.debug("{agent}: spawning {command} {args} in {cwd}", {
+        agent: agent.name,
+        command,
+        args: args.join(" "),
+        cwd,
+      });
+      const exit = await runChild({
+        command,
+        args,
+        cwd,
+        env,
+        stdin: prompt,
+        stdout: adapter.stdout === "text" ? "text" : "lines",
+        onStdout,
+        onStderrLine: (line) => logger.debug("{agent} stderr: {line}", { agent: agent.name, line }),
+        onSpawn: (pid) => emit({ type: "started", agent: agent.name, model, pid }),
+        timeoutMs: agent.timeoutMs,
+        signal: opts.signal,
+        clock,
+        killGraceMs,
+        maxLineBytes,
+      });
+      return finish(
+        exit,
+        failureReason(exit, output, adapter.stdout === "jsonl", agent.timeoutMs),
+      );
+    } finally {
+      if (tempDir) {
+        await Deno.remove(tempDir, { recursive: true }).catch((err) =>
+          logger.warn("cannot remove {dir}: {error}", { dir: tempDir, error: String(err) })
+        );
+      }
+    }
+  }
+
+  return async (agent, prompt, opts) => {
+    try {
+      return await run(agent, prompt, opts);
+    } catch (err) {
+      // A bug here must not take the turn down: it becomes this child's failure.
+      const error = `${agent.name}: internal error: ${oneLine(String(err), 300)}`;
+      logger.error("{error}", { error });
+      const result: AgentResult = {
+        agent: agent.name,
+        model: opts.model ?? agent.model,
+        role: opts.role,
+        ok: false,
+        text: "",
+        error,
+        exitCode: null,
+        timedOut: false,
+        aborted: opts.signal?.aborted ?? false,
+        durationMs: 0,
+        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: true },
+      };
+      try {
+        opts.onEvent?.({ type: "finished", agent: agent.name, result });
+      } catch { /* already failing */ }
+      return result;
+    }
+  };
 }

@@ -20,7 +20,10 @@ export interface AgentUsage {
 /** One thing a child did or said while running. */
 export type AgentEvent =
   | { type: "started"; agent: string; model: string; pid?: number }
-  /** A piece of the child's answer text, as it streams. */
+  /**
+   * A piece of the child's text, as it streams. Concatenated, these may hold narration from
+   * before tool calls; `AgentResult.text` is the CLI's own final answer when it reports one.
+   */
   | { type: "text"; agent: string; text: string }
   /** A human-readable action such as "Read notes.txt" or "$ ls -la". */
   | { type: "activity"; agent: string; text: string }
@@ -43,6 +46,8 @@ export interface AgentResult {
   aborted: boolean;
   durationMs: number;
   usage: AgentUsage;
+  /** True when output beyond the kept limit was dropped (text cap or over-long lines). */
+  truncated?: boolean;
 }
 
 export interface RunOptions {
@@ -74,23 +79,43 @@ export type ParsedLine =
   /** Absolute totals so far as the CLI reports them; costUsd when the CLI reports cost. */
   | { type: "usage"; inputTokens?: number; outputTokens?: number; costUsd?: number }
   /** The CLI's own final result: its answer text, or an error it reported. */
-  | { type: "final"; text?: string; error?: string };
+  | { type: "final"; text?: string; error?: string }
+  /** A line that is not in the CLI's format (kept only as a count and a sample). */
+  | { type: "invalid"; line: string };
 
 export interface ArgvOptions {
   role: AgentRole;
   model: string;
 }
 
+/** What a parser may know about its run (to shorten paths in activity lines). */
+export interface ParserContext {
+  cwd?: string;
+}
+
+/** Facts about the gateway process an adapter may need for the child's environment. */
+export interface EnvContext {
+  /** The gateway runs as root (claude then needs IS_SANDBOX=1 to skip permissions). */
+  isRoot: boolean;
+}
+
 /** A CLI adapter: a pair of pure functions. */
 export interface Adapter {
-  /** The executable used when the agent entry names no `command`. */
+  /** The executable used when the agent entry names no `command` ("" = none: must be set). */
   defaultCommand: string;
-  argv(agent: AgentConfig, options: ArgvOptions): string[];
   /**
-   * Parses one stdout line. Stateful CLIs (deltas vs final text) get a fresh parser per run,
-   * so this is a factory.
+   * How stdout is read: `jsonl` = one JSON event per line, a run must end with a `final`;
+   * `text` = plain text, each chunk handed to the parser as it arrives, exit 0 is success.
    */
-  createParser(): (line: string) => ParsedLine[];
+  stdout: "jsonl" | "text";
+  argv(agent: AgentConfig, options: ArgvOptions): string[];
+  /** Variables this CLI needs in the child's environment (before the agent's own `env`). */
+  env?(context: EnvContext): Record<string, string>;
+  /**
+   * Parses one stdout line (or text chunk). Stateful CLIs (deltas vs final text) get a fresh
+   * parser per run, so this is a factory.
+   */
+  createParser(context?: ParserContext): (line: string) => ParsedLine[];
 }
 
 /** Price table lookup input: USD per million tokens by longest model-id prefix. */

@@ -1,0 +1,127 @@
+/**
+ * Codex CLI adapter: `codex exec --json … -` argv (prompt on stdin), and its JSONL parser.
+ */
+import type { Adapter, ParsedLine, ParserContext } from "./types.ts";
+import {
+  numberField,
+  objectField,
+  oneLine,
+  parseJsonLine,
+  shortPath,
+  stringField,
+  unwrapShell,
+} from "./activity.ts";
+import { hasFlag } from "./flags.ts";
+
+/** Flags that already choose a sandbox; then ours is not added (clap rejects duplicates). */
+const SANDBOX_FLAGS = [
+  "--sandbox",
+  "-s",
+  "--dangerously-bypass-approvals-and-sandbox",
+  "--yolo",
+  "--full-auto",
+];
+
+const CHANGE_VERBS: Record<string, string> = { add: "Write", delete: "Delete", update: "Edit" };
+
+/**
+ * A parser for one run. Each `agent_message` item is text (a retried stream repeats the same
+ * message: repeats are not sent twice); the last one is the final answer. Non-fatal `error`
+ * items and top-level `error` retry notices are ignored; `turn.failed` is the error.
+ */
+export function createCodexParser(context: ParserContext = {}): (line: string) => ParsedLine[] {
+  let lastMessage: string | undefined;
+  const shownCommands = new Set<string>();
+
+  const item = (event: string, it: Record<string, unknown>): ParsedLine[] => {
+    const id = stringField(it, "id") ?? "";
+    switch (it.type) {
+      case "agent_message": {
+        if (event !== "item.completed") return [];
+        const text = stringField(it, "text") ?? "";
+        if (text === lastMessage) return [];
+        const out: ParsedLine[] = text
+          ? [{ type: "text", text: lastMessage === undefined ? text : `\n\n${text}` }]
+          : [];
+        lastMessage = text;
+        return out;
+      }
+      case "command_execution": {
+        // Shown once, when it starts (or when only its completion was printed).
+        if (shownCommands.has(id)) return [];
+        shownCommands.add(id);
+        return [{
+          type: "activity",
+          text: oneLine(`$ ${unwrapShell(stringField(it, "command") ?? "")}`),
+        }];
+      }
+      case "file_change": {
+        if (event !== "item.completed") return [];
+        const changes = Array.isArray(it.changes) ? it.changes : [];
+        return changes.map((change): ParsedLine => ({
+          type: "activity",
+          text: oneLine(
+            `${CHANGE_VERBS[stringField(change, "kind") ?? ""] ?? "Change"} ${
+              shortPath(stringField(change, "path") ?? "", context.cwd)
+            }`,
+          ),
+        }));
+      }
+      case "mcp_tool_call": {
+        if (event !== "item.started") return [];
+        const name = [stringField(it, "server"), stringField(it, "tool")].filter(Boolean).join(".");
+        return [{ type: "activity", text: oneLine(`Tool ${name}`) }];
+      }
+      case "web_search":
+        return event === "item.started"
+          ? [{ type: "activity", text: oneLine(`Search ${stringField(it, "query") ?? ""}`) }]
+          : [];
+      default:
+        return [];
+    }
+  };
+
+  return (raw) => {
+    const line = parseJsonLine(raw);
+    if (line === "blank") return [];
+    if (line === "invalid") return [{ type: "invalid", line: raw }];
+    const type = stringField(line, "type") ?? "";
+    if (type.startsWith("item.")) {
+      const it = objectField(line, "item");
+      return it ? item(type, it) : [];
+    }
+    if (type === "turn.completed") {
+      const usage = objectField(line, "usage");
+      const out: ParsedLine[] = [];
+      if (usage && numberField(usage, "input_tokens") !== undefined) {
+        out.push({
+          type: "usage",
+          inputTokens: numberField(usage, "input_tokens"),
+          outputTokens: numberField(usage, "output_tokens") ?? 0,
+        });
+      }
+      out.push({ type: "final", text: lastMessage ?? "" });
+      return out;
+    }
+    if (type === "turn.failed") {
+      const message = stringField(objectField(line, "error"), "message") ?? "turn failed";
+      return [{ type: "final", text: lastMessage, error: oneLine(message, 300) }];
+    }
+    return [];
+  };
+}
+
+export const codexAdapter: Adapter = {
+  defaultCommand: "codex",
+  stdout: "jsonl",
+  argv(agent, { model }) {
+    const args = ["exec", "--json", "--skip-git-repo-check", "--model", model];
+    // Full-auto as the spec asks, inside codex's own workspace sandbox; args may tighten it.
+    if (!hasFlag(agent.args, SANDBOX_FLAGS)) {
+      args.push("--sandbox", "workspace-write");
+    }
+    // "-" = read the prompt from stdin (codex starts only at end of input).
+    return [...args, ...agent.args, "-"];
+  },
+  createParser: createCodexParser,
+};

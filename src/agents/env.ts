@@ -1,0 +1,110 @@
+/**
+ * The child's environment: the gateway's own, scrubbed so a child can never call back into
+ * the gateway, plus the agent's explicit variables and a recursion marker.
+ */
+
+/** Header every claude child sends (via ANTHROPIC_CUSTOM_HEADERS); the server refuses it. */
+export const COUNCIL_DEPTH_HEADER = "x-council-depth";
+/** Set to "1" in every child's environment. */
+export const CHILD_MARKER_VARIABLE = "COUNCIL_GATEWAY_CHILD";
+
+/** Provider credentials (docs/protocols.md §4.5), kept only when `passApiKeys` is on. */
+export const CREDENTIAL_VARIABLES: readonly string[] = [
+  "ANTHROPIC_API_KEY",
+  "ANTHROPIC_AUTH_TOKEN",
+  "CLAUDE_CODE_OAUTH_TOKEN",
+  "OPENAI_API_KEY",
+  "CODEX_API_KEY",
+  "CODEX_ACCESS_TOKEN",
+  "GEMINI_API_KEY",
+  "GOOGLE_API_KEY",
+  "GOOGLE_APPLICATION_CREDENTIALS",
+  "CURSOR_API_KEY",
+];
+
+/** Variables a host agent sets in the shells it spawns; a child must not look nested. */
+export const HOST_MARKER_VARIABLES: readonly string[] = [
+  "CLAUDECODE",
+  "CLAUDE_CODE_ENTRYPOINT",
+  "CLAUDE_CODE_SESSION_ID",
+  "CLAUDE_CODE_CHILD_SESSION",
+  "CLAUDE_CODE_SSE_PORT",
+  "CODEX_SANDBOX",
+  "CODEX_SANDBOX_NETWORK_DISABLED",
+  "CODEX_THREAD_ID",
+  "CODEX_SESSION_ID",
+  "GEMINI_CLI",
+];
+
+/** Variables that hold a base URL even when written without a scheme. */
+const BASE_URL_NAME = /(BASE_URL|API_BASE|_ENDPOINT)$/;
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1", "0.0.0.0", "::"]);
+
+/** `host:port` with every loopback spelling folded into one, or undefined if not a URL. */
+export function endpointKey(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  let host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  if (LOOPBACK_HOSTS.has(host) || /^127\./.test(host)) host = "loopback";
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  return `${host}:${port}`;
+}
+
+/** Whether a variable's value is a URL that reaches one of the gateway's own origins. */
+export function pointsAtSelf(name: string, value: string, selfOrigins: readonly string[]): boolean {
+  const candidate = /^https?:\/\//i.test(value.trim())
+    ? value
+    : BASE_URL_NAME.test(name) && value.trim()
+    ? `http://${value.trim()}`
+    : undefined;
+  if (candidate === undefined) return false;
+  const key = endpointKey(candidate);
+  return key !== undefined && selfOrigins.some((origin) => endpointKey(origin) === key);
+}
+
+export interface ChildEnvOptions {
+  /** The gateway's environment (or a test's stand-in). */
+  base: Readonly<Record<string, string>>;
+  passApiKeys: boolean;
+  selfOrigins: readonly string[];
+  /** What the CLI's adapter needs (e.g. IS_SANDBOX=1 for claude as root). */
+  adapterEnv?: Readonly<Record<string, string>>;
+  /** The host request's provider credentials; added only when `passApiKeys`. */
+  hostCredentials?: Readonly<Record<string, string>>;
+  /** The agent's explicit `env` from config: applied after scrubbing, so it wins. */
+  agentEnv?: Readonly<Record<string, string>>;
+}
+
+/** Appends the depth header to a newline-separated ANTHROPIC_CUSTOM_HEADERS value. */
+function withDepthHeader(existing: string | undefined): string {
+  const line = `${COUNCIL_DEPTH_HEADER}: 1`;
+  if (!existing?.trim()) return line;
+  if (existing.toLowerCase().includes(`${COUNCIL_DEPTH_HEADER}:`)) return existing;
+  return `${existing.replace(/\n+$/, "")}\n${line}`;
+}
+
+/** Builds a child's environment (pure: the caller supplies the base). */
+export function childEnv(options: ChildEnvOptions): Record<string, string> {
+  const credentials = new Set(CREDENTIAL_VARIABLES);
+  const markers = new Set(HOST_MARKER_VARIABLES);
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.base)) {
+    if (name.startsWith("SVC_")) continue;
+    if (markers.has(name)) continue;
+    if (!options.passApiKeys && credentials.has(name)) continue;
+    if (pointsAtSelf(name, value, options.selfOrigins)) continue;
+    env[name] = value;
+  }
+  Object.assign(env, options.adapterEnv);
+  if (options.passApiKeys) Object.assign(env, options.hostCredentials);
+  Object.assign(env, options.agentEnv);
+  env[CHILD_MARKER_VARIABLE] = "1";
+  env.ANTHROPIC_CUSTOM_HEADERS = withDepthHeader(env.ANTHROPIC_CUSTOM_HEADERS);
+  return env;
+}

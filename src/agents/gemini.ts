@@ -1,0 +1,83 @@
+/**
+ * Gemini CLI adapter: `gemini --output-format stream-json …` argv, and its JSONL parser.
+ */
+import type { Adapter, ParsedLine, ParserContext } from "./types.ts";
+import {
+  describeToolCall,
+  numberField,
+  objectField,
+  oneLine,
+  parseJsonLine,
+  stringField,
+} from "./activity.ts";
+import { hasFlag } from "./flags.ts";
+
+const APPROVAL_FLAGS = ["--approval-mode", "--yolo", "-y"];
+
+/**
+ * A parser for one run: assistant `message` content is text (deltas, or whole messages), the
+ * `result` line carries the token stats and success or error. Gemini has no final answer
+ * field in stream-json, so the final text is the streamed text.
+ */
+export function createGeminiParser(context: ParserContext = {}): (line: string) => ParsedLine[] {
+  let lastError: string | undefined;
+
+  return (raw) => {
+    const line = parseJsonLine(raw);
+    if (line === "blank") return [];
+    if (line === "invalid") return [{ type: "invalid", line: raw }];
+    switch (line.type) {
+      case "message": {
+        if (line.role !== "assistant") return [];
+        const text = stringField(line, "content") ?? "";
+        return text ? [{ type: "text", text }] : [];
+      }
+      case "tool_use":
+        return [{
+          type: "activity",
+          text: describeToolCall(
+            stringField(line, "tool_name") ?? "tool",
+            line.parameters,
+            context.cwd,
+          ),
+        }];
+      case "error":
+        // Warnings are noise; an error is remembered in case the result does not say why.
+        if (line.severity !== "warning") lastError = stringField(line, "message") ?? lastError;
+        return [];
+      case "result": {
+        const stats = objectField(line, "stats");
+        const out: ParsedLine[] = [];
+        if (stats && numberField(stats, "input_tokens") !== undefined) {
+          out.push({
+            type: "usage",
+            inputTokens: numberField(stats, "input_tokens"),
+            outputTokens: numberField(stats, "output_tokens") ?? 0,
+          });
+        }
+        if (line.status === "success") out.push({ type: "final" });
+        else {
+          const message = stringField(objectField(line, "error"), "message") ?? lastError ??
+            `status ${String(line.status)}`;
+          out.push({ type: "final", error: oneLine(message, 300) });
+        }
+        return out;
+      }
+      default:
+        return [];
+    }
+  };
+}
+
+export const geminiAdapter: Adapter = {
+  defaultCommand: "gemini",
+  stdout: "jsonl",
+  argv(agent, { model }) {
+    const args = ["--output-format", "stream-json", "--model", model];
+    if (!hasFlag(agent.args, APPROVAL_FLAGS)) args.push("--approval-mode", "yolo");
+    // Children often run in a fresh temp dir, which gemini would refuse as untrusted (exit 55).
+    if (!hasFlag(agent.args, ["--skip-trust"])) args.push("--skip-trust");
+    return [...args, ...agent.args];
+  },
+  createParser: createGeminiParser,
+};

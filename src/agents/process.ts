@@ -1,0 +1,328 @@
+/**
+ * The one place that spawns a child CLI: prompt to stdin, stdout handed on line by line with
+ * bounded buffering, a bounded stderr tail, and the child's whole process group ended on
+ * time-out, abort, and after it exits.
+ */
+import type { Clock } from "../clock.ts";
+
+export interface SpawnRequest {
+  command: string;
+  args: string[];
+  cwd: string;
+  /** The complete environment (nothing is inherited). */
+  env: Record<string, string>;
+  /** Written to stdin, which is then closed. */
+  stdin: string;
+  /** `lines`: `onStdout` gets each line without its newline; `text`: decoded chunks. */
+  stdout: "lines" | "text";
+  onStdout(piece: string): void;
+  onStderrLine?(line: string): void;
+  onSpawn?(pid: number): void;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Drives the time-out (tests pass a FakeClock). */
+  clock: Clock;
+  /** Real-time wait between SIGTERM and SIGKILL of the process group. */
+  killGraceMs: number;
+  /** Longer stdout lines are skipped whole, never buffered beyond this. */
+  maxLineBytes: number;
+}
+
+export interface ChildExit {
+  spawned: boolean;
+  /** Why the child could not start (executable or cwd missing, not executable, …). */
+  spawnError?: string;
+  pid?: number;
+  exitCode: number | null;
+  signal: Deno.Signal | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** The last stderr lines (each cut to a bounded length). */
+  stderrTail: string[];
+  /** Stdout lines skipped for being longer than `maxLineBytes`. */
+  droppedLines: number;
+}
+
+const STDERR_TAIL_LINES = 20;
+const STDERR_LINE_BYTES = 2048;
+/** How often a terminated group is probed for remaining members. */
+const PROBE_MS = 25;
+
+/**
+ * Splits a byte stream into lines, holding at most `maxLineBytes` of the current line: a
+ * longer line is dropped whole (`drop`) or cut (`truncate`) without being buffered.
+ */
+export class LineSplitter {
+  #parts: Uint8Array[] = [];
+  #size = 0;
+  #overflowed = false;
+  #decoder = new TextDecoder();
+  /** Lines that overflowed (dropped or cut). */
+  overflowed = 0;
+
+  constructor(readonly maxLineBytes: number, readonly overflow: "drop" | "truncate") {}
+
+  push(chunk: Uint8Array): string[] {
+    const lines: string[] = [];
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(10, start);
+      this.#append(chunk.subarray(start, newline === -1 ? chunk.length : newline));
+      if (newline === -1) return lines;
+      const line = this.#take();
+      if (line !== undefined) lines.push(line);
+      start = newline + 1;
+    }
+  }
+
+  /** The last line when the stream ended without a newline. */
+  end(): string[] {
+    if (this.#size === 0 && !this.#overflowed) return [];
+    const line = this.#take();
+    return line === undefined ? [] : [line];
+  }
+
+  #append(bytes: Uint8Array): void {
+    if (bytes.length === 0 || (this.#overflowed && this.overflow === "drop")) return;
+    const room = this.maxLineBytes - this.#size;
+    if (bytes.length > room) {
+      if (!this.#overflowed) this.overflowed++;
+      this.#overflowed = true;
+      if (this.overflow === "drop") {
+        this.#parts = [];
+        this.#size = 0;
+        return;
+      }
+      bytes = bytes.subarray(0, room);
+    }
+    if (bytes.length === 0) return;
+    this.#parts.push(bytes.slice());
+    this.#size += bytes.length;
+  }
+
+  #take(): string | undefined {
+    const dropped = this.#overflowed && this.overflow === "drop";
+    const bytes = new Uint8Array(this.#size);
+    let offset = 0;
+    for (const part of this.#parts) {
+      bytes.set(part, offset);
+      offset += part.length;
+    }
+    this.#parts = [];
+    this.#size = 0;
+    this.#overflowed = false;
+    if (dropped) return undefined;
+    const text = this.#decoder.decode(bytes);
+    return text.endsWith("\r") ? text.slice(0, -1) : text;
+  }
+}
+
+/** Sends a signal to a whole process group; false when the group no longer exists. */
+function signalGroup(pid: number, signal: Deno.Signal): boolean {
+  try {
+    Deno.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * SIGTERM to the group, then SIGKILL once `graceMs` has passed with members still alive.
+ * (Members that died but were not reaped by init still count: the grace is then waited out.)
+ */
+async function terminateGroup(pid: number, graceMs: number): Promise<void> {
+  if (!signalGroup(pid, "SIGTERM")) return;
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    await sleep(Math.max(1, Math.min(PROBE_MS, deadline - Date.now())));
+    // SIGCONT harms nothing and fails once no member is left.
+    if (!signalGroup(pid, "SIGCONT")) return;
+  }
+  signalGroup(pid, "SIGKILL");
+}
+
+/** Resolves true when `work` settles within `ms` (real time), false otherwise. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true, () => true), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface Pump {
+  done: Promise<void>;
+  cancel(): Promise<void>;
+}
+
+/** Reads a stream to its end, handing each chunk on. */
+function pump(stream: ReadableStream<Uint8Array>, onChunk: (bytes: Uint8Array) => void): Pump {
+  const reader = stream.getReader();
+  const done = (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        try {
+          onChunk(value);
+        } catch {
+          // A consumer's bug must not stop the reading: a full pipe would stall the child.
+        }
+      }
+    } catch {
+      // Cancelled, or the pipe broke: what was read is kept.
+    }
+  })();
+  return { done, cancel: () => reader.cancel().catch(() => {}) };
+}
+
+/** Writes the prompt and closes stdin; a child that exits without reading is not an error. */
+function feed(stream: WritableStream<Uint8Array>, text: string): Pump {
+  const writer = stream.getWriter();
+  const done = (async () => {
+    try {
+      if (text) await writer.write(new TextEncoder().encode(text));
+      await writer.close();
+    } catch {
+      await writer.abort().catch(() => {});
+    }
+  })();
+  return { done, cancel: () => writer.abort().catch(() => {}) };
+}
+
+function describeSpawnError(err: unknown, request: SpawnRequest): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof Deno.errors.NotFound) {
+    if (!isDirectory(request.cwd)) return `working directory not found: ${request.cwd}`;
+    if (request.command.includes("/") && exists(request.command)) {
+      return `cannot start ${request.command}: its interpreter was not found`;
+    }
+    return `executable not found: ${request.command}`;
+  }
+  if (err instanceof Deno.errors.PermissionDenied) {
+    return `cannot execute ${request.command}: permission denied`;
+  }
+  if (err instanceof Deno.errors.NotCapable) {
+    return `not allowed to run ${request.command} (the gateway needs --allow-run)`;
+  }
+  return `cannot start ${request.command}: ${message}`;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs one child to its end. Never throws. */
+export async function runChild(request: SpawnRequest): Promise<ChildExit> {
+  const exit: ChildExit = {
+    spawned: false,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    stderrTail: [],
+    droppedLines: 0,
+  };
+  if (request.signal?.aborted) {
+    exit.aborted = true;
+    return exit;
+  }
+
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(request.command, {
+      args: request.args,
+      cwd: request.cwd,
+      env: request.env,
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      // Own process group (pgid = pid), so the whole tree can be signalled at once.
+      detached: true,
+    }).spawn();
+  } catch (err) {
+    exit.spawnError = describeSpawnError(err, request);
+    return exit;
+  }
+  exit.spawned = true;
+  exit.pid = child.pid;
+  request.onSpawn?.(child.pid);
+
+  let ending: Promise<void> | undefined;
+  const endGroup = () => (ending ??= terminateGroup(child.pid, request.killGraceMs));
+  const timer = request.clock.setTimeout(() => {
+    exit.timedOut = true;
+    endGroup();
+  }, request.timeoutMs);
+  const onAbort = () => {
+    exit.aborted = true;
+    endGroup();
+  };
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+
+  const stdoutLines = new LineSplitter(request.maxLineBytes, "drop");
+  const stdoutText = new TextDecoder();
+  const stderrLines = new LineSplitter(STDERR_LINE_BYTES, "truncate");
+  const keepStderr = (line: string) => {
+    request.onStderrLine?.(line);
+    if (!line.trim()) return;
+    exit.stderrTail.push(line);
+    if (exit.stderrTail.length > STDERR_TAIL_LINES) exit.stderrTail.shift();
+  };
+
+  const stdin = feed(child.stdin, request.stdin);
+  const stdout = pump(child.stdout, (bytes) => {
+    if (request.stdout === "text") {
+      const text = stdoutText.decode(bytes, { stream: true });
+      if (text) request.onStdout(text);
+    } else {
+      for (const line of stdoutLines.push(bytes)) request.onStdout(line);
+    }
+  });
+  const stderr = pump(child.stderr, (bytes) => stderrLines.push(bytes).forEach(keepStderr));
+
+  const status = await child.status;
+  request.clock.clearTimeout(timer);
+  request.signal?.removeEventListener("abort", onAbort);
+  // Grandchildren left in the group are ended too; they may hold the pipes open.
+  await endGroup();
+  const pipes = Promise.all([stdin.done, stdout.done, stderr.done]);
+  if (!await settlesWithin(pipes, request.killGraceMs)) {
+    // Something outside the group still holds a pipe: stop reading, keep what came.
+    await Promise.all([stdin.cancel(), stdout.cancel(), stderr.cancel()]);
+    await pipes;
+  }
+  if (request.stdout === "text") {
+    const rest = stdoutText.decode();
+    if (rest) request.onStdout(rest);
+  } else {
+    stdoutLines.end().forEach((line) => request.onStdout(line));
+  }
+  stderrLines.end().forEach(keepStderr);
+
+  exit.exitCode = status.code;
+  exit.signal = status.signal;
+  exit.droppedLines = stdoutLines.overflowed;
+  return exit;
+}
