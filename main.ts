@@ -1,2 +1,4 @@
-/** council-gateway entry point. */
-console.log("council-gateway: not yet runnable");
+/** council-gateway entry point: runs the CLI and exits with its code. */
+import { runCli } from "./src/cli.ts";
+
+if (import.meta.main) Deno.exit(await runCli(Deno.args));

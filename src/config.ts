@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import YAML from "yaml";
+import { join, resolve } from "node:path";
 
 export const RUNNERS = ["claude", "codex", "gemini", "command"] as const;
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
@@ -72,6 +73,8 @@ export interface Config extends Omit<z.infer<typeof ConfigSchema>, "defaultAgent
   judge?: Partial<AgentEntry>;
   /** Number of children for a fanned-out turn. */
   councilSize: number;
+  /** Where `defaultAgents` came from: the configuration, or discovery on PATH. */
+  agentsSource?: "config" | "path";
 }
 
 /** A configuration problem: a clear one-line message, exit code 2 at the CLI. */
@@ -89,38 +92,111 @@ export const DEFAULT_MODELS: Record<(typeof RUNNERS)[number], string> = {
 
 type Env = (name: string) => string | undefined;
 
-/** Turns a zod issue into `path: "value" is not one of a, b` style text. */
-function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
-  const path = issue.path.reduce<string>(
+/** The `SVC_*` variable that set each top-level key (so errors can name it). */
+export type EnvSources = Record<string, string>;
+
+/** Allowed keys of the mapping at an issue path, for "unknown key" messages. */
+function allowedKeysAt(path: readonly PropertyKey[]): string[] {
+  if (path.length === 0) return Object.keys(ConfigSchema.shape);
+  if (path[0] === "defaultAgents" || path[0] === "judge") return Object.keys(AgentSchema.shape);
+  if (path[0] === "pricing") return Object.keys(PriceSchema.shape);
+  return [];
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  number: "a number",
+  int: "a whole number",
+  string: "a string",
+  boolean: "true or false",
+  array: "a list",
+  object: "a mapping",
+  record: "a mapping",
+};
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>(
     (acc, key) =>
       typeof key === "number" ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key),
     "",
   );
-  const value = issue.path.reduce<unknown>(
-    (
-      v,
-      k,
-    ) => (v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined),
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  return path.reduce<unknown>(
+    (v, k) =>
+      v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined,
     input,
   );
-  const shown = value === undefined ? "" : `${JSON.stringify(value)} `;
+}
+
+function showValue(path: readonly PropertyKey[], value: unknown): string {
+  if (path[0] === "token") return "(hidden)";
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/**
+ * Turns a zod issue into one line naming the key path, the bad value and what is allowed,
+ * e.g. `defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, command`.
+ */
+export function describeIssue(
+  issue: z.core.$ZodIssue,
+  input: unknown,
+  sources: EnvSources = {},
+): string {
+  const envName = typeof issue.path[0] === "string" ? sources[issue.path[0]] : undefined;
+  const label = (path: readonly PropertyKey[]) => {
+    const text = formatPath(path) || "(top level)";
+    return envName ? `${text} (from ${envName})` : text;
+  };
+  const path = label(issue.path);
+  const value = valueAt(input, issue.path);
+  const shown = showValue(issue.path, value);
   switch (issue.code) {
     case "invalid_value":
-      return `${path}: ${shown}is not one of ${issue.values.map(String).join(", ")}`;
-    case "unrecognized_keys":
-      return `${path ? path + ": " : ""}unknown key${issue.keys.length > 1 ? "s" : ""} ${
-        issue.keys.join(", ")
-      }`;
+      return `${path}: ${shown} is not one of ${issue.values.map(String).join(", ")}`;
+    case "unrecognized_keys": {
+      const allowed = allowedKeysAt(issue.path);
+      const key = issue.keys[0];
+      const suggestion = allowed.find((k) => k.toLowerCase() === key.toLowerCase());
+      const keyPath = label([...issue.path, key]);
+      return `${keyPath}: unknown key${suggestion ? ` (did you mean ${suggestion}?)` : ""}; ` +
+        `allowed: ${allowed.join(", ")}`;
+    }
+    case "invalid_type": {
+      const expected = TYPE_NAMES[issue.expected] ?? issue.expected;
+      if (value === undefined) return `${path}: is required (${expected})`;
+      return `${path}: ${shown} is not ${expected}`;
+    }
+    case "too_small": {
+      const min = Number(issue.minimum);
+      if (issue.origin === "array") {
+        return `${path}: must list at least ${min} entr${min === 1 ? "y" : "ies"}`;
+      }
+      if (issue.origin === "string") return `${path}: must not be empty`;
+      return `${path}: ${shown} is too small: must be ${
+        issue.inclusive ? "at least" : "more than"
+      } ${min}`;
+    }
+    case "too_big": {
+      const max = Number(issue.maximum);
+      return `${path}: ${shown} is too big: must be ${
+        issue.inclusive ? "at most" : "less than"
+      } ${max}`;
+    }
     default:
-      return `${path || "(root)"}: ${shown}${shown ? "is invalid: " : ""}${issue.message}`;
+      return `${path}: ${shown} is invalid: ${issue.message}`;
   }
 }
 
 /** Validates a plain object (file contents overlaid with env) into the schema output. */
-export function parseConfigObject(input: unknown): z.infer<typeof ConfigSchema> {
+export function parseConfigObject(
+  input: unknown,
+  sources: EnvSources = {},
+): z.infer<typeof ConfigSchema> {
   const result = ConfigSchema.safeParse(input ?? {});
   if (!result.success) {
-    throw new ConfigError(`config: ${describeIssue(result.error.issues[0], input)}`);
+    throw new ConfigError(`config: ${describeIssue(result.error.issues[0], input, sources)}`);
   }
   return result.data;
 }
@@ -132,51 +208,123 @@ function parseIntEnv(name: string, raw: string): number {
   return Number(raw.trim());
 }
 
-/** Overlays the `SVC_*` variables of SPEC §2.5 onto the file's object. */
+const TRUE_WORDS = ["1", "true", "yes", "on"];
+const FALSE_WORDS = ["0", "false", "no", "off", ""];
+
+function parseFlagEnv(name: string, raw: string): boolean {
+  const word = raw.trim().toLowerCase();
+  if (TRUE_WORDS.includes(word)) return true;
+  if (FALSE_WORDS.includes(word)) return false;
+  throw new ConfigError(
+    `config: ${name}: ${JSON.stringify(raw)} is not one of 1, 0 (or true, false)`,
+  );
+}
+
+/** The `SVC_*` variables of SPEC §2.5 and the key each overrides. */
+export const ENV_KEYS = {
+  SVC_GATEWAY_HOST: "host",
+  SVC_GATEWAY_PORT: "port",
+  SVC_GATEWAY_TOKEN: "token",
+  SVC_PASS_API_KEYS: "passApiKeys",
+  SVC_LOG_LEVEL: "logLevel",
+  SVC_LOG_JSON: "logJson",
+  SVC_PROGRESS_DETAIL: "progressDetail",
+  SVC_HEARTBEAT_MS: "heartbeatMs",
+  SVC_TELEMETRY_MS: "telemetryMs",
+} as const;
+
+/**
+ * Overlays the `SVC_*` variables of SPEC §2.5 onto the file's object. An empty variable counts
+ * as unset. Returns the merged object and which variable set which key.
+ */
+export function overlayEnv(
+  file: Record<string, unknown>,
+  env: Env,
+): { merged: Record<string, unknown>; sources: EnvSources } {
+  const merged: Record<string, unknown> = { ...file };
+  const sources: EnvSources = {};
+  for (const [name, key] of Object.entries(ENV_KEYS)) {
+    const raw = env(name);
+    if (raw === undefined || raw.trim() === "") continue;
+    sources[key] = name;
+    switch (key) {
+      case "port":
+      case "heartbeatMs":
+      case "telemetryMs":
+        merged[key] = parseIntEnv(name, raw);
+        break;
+      case "passApiKeys":
+      case "logJson":
+        merged[key] = parseFlagEnv(name, raw);
+        break;
+      case "logLevel":
+      case "progressDetail":
+        merged[key] = raw.trim().toLowerCase();
+        break;
+      case "token":
+        merged[key] = raw;
+        break;
+      default:
+        merged[key] = raw.trim();
+    }
+  }
+  return { merged, sources };
+}
+
+/** Overlays the `SVC_*` variables onto the file's object (see `overlayEnv`). */
 export function applyEnv(file: Record<string, unknown>, env: Env): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...file };
-  const host = env("SVC_GATEWAY_HOST");
-  if (host) out.host = host;
-  const portRaw = env("SVC_GATEWAY_PORT");
-  if (portRaw) out.port = parseIntEnv("SVC_GATEWAY_PORT", portRaw);
-  const token = env("SVC_GATEWAY_TOKEN");
-  if (token) out.token = token;
-  if (env("SVC_PASS_API_KEYS") !== undefined) out.passApiKeys = env("SVC_PASS_API_KEYS") === "1";
-  const level = env("SVC_LOG_LEVEL");
-  if (level) out.logLevel = level.toLowerCase();
-  if (env("SVC_LOG_JSON") !== undefined) out.logJson = env("SVC_LOG_JSON") === "1";
-  const detail = env("SVC_PROGRESS_DETAIL");
-  if (detail) out.progressDetail = detail;
-  const heartbeat = env("SVC_HEARTBEAT_MS");
-  if (heartbeat) out.heartbeatMs = parseIntEnv("SVC_HEARTBEAT_MS", heartbeat);
-  const telemetry = env("SVC_TELEMETRY_MS");
-  if (telemetry) out.telemetryMs = parseIntEnv("SVC_TELEMETRY_MS", telemetry);
-  return out;
+  return overlayEnv(file, env).merged;
 }
 
-/** Candidate config file paths, in lookup order (DESIGN.md "External interface"). */
-export function configCandidates(explicit: string | undefined, env: Env): string[] {
-  if (explicit) return [explicit];
+/**
+ * Candidate config file paths, in lookup order (DESIGN.md "External interface"): `--config`,
+ * else `$SVC_CONFIG`, else `./council.yaml`, else `$XDG_CONFIG_HOME/council-gateway/config.yaml`
+ * (`~/.config/…` when XDG_CONFIG_HOME is unset). Paths come back absolute.
+ */
+export function configCandidates(
+  explicit: string | undefined,
+  env: Env,
+  cwd: string = Deno.cwd(),
+): string[] {
+  if (explicit) return [resolve(cwd, explicit)];
   const fromEnv = env("SVC_CONFIG");
-  if (fromEnv) return [fromEnv];
-  const xdg = env("XDG_CONFIG_HOME") || (env("HOME") ? `${env("HOME")}/.config` : undefined);
-  return ["./council.yaml", ...(xdg ? [`${xdg}/council-gateway/config.yaml`] : [])];
+  if (fromEnv) return [resolve(cwd, fromEnv)];
+  const home = env("HOME") || env("USERPROFILE");
+  const xdg = env("XDG_CONFIG_HOME") || (home ? join(home, ".config") : undefined);
+  return [
+    resolve(cwd, "council.yaml"),
+    ...(xdg ? [resolve(cwd, xdg, "council-gateway", "config.yaml")] : []),
+  ];
 }
 
-/** Reads and parses the YAML file; an explicit path that does not exist is an error. */
+function readError(path: string, err: unknown): ConfigError {
+  const reason = err instanceof Deno.errors.NotFound
+    ? "file not found"
+    : err instanceof Deno.errors.PermissionDenied
+    ? "permission denied"
+    : err instanceof Deno.errors.IsADirectory
+    ? "is a directory"
+    : (err as Error).message;
+  return new ConfigError(`config: cannot read ${path}: ${reason}`);
+}
+
+/**
+ * Reads and parses the YAML file. A file named by `--config` or `$SVC_CONFIG` must exist; the
+ * default locations are skipped when absent.
+ */
 export function readConfigFile(
   explicit: string | undefined,
   env: Env,
+  cwd: string = Deno.cwd(),
 ): { path: string | null; data: Record<string, unknown> } {
-  const candidates = configCandidates(explicit, env);
-  for (const [i, path] of candidates.entries()) {
+  const named = Boolean(explicit || env("SVC_CONFIG"));
+  for (const path of configCandidates(explicit, env, cwd)) {
     let text: string;
     try {
       text = Deno.readTextFileSync(path);
     } catch (err) {
-      const mustExist = i === 0 && (explicit !== undefined || env("SVC_CONFIG") !== undefined);
-      if (err instanceof Deno.errors.NotFound && !mustExist) continue;
-      throw new ConfigError(`config: cannot read ${path}: ${(err as Error).message}`);
+      if (err instanceof Deno.errors.NotFound && !named) continue;
+      throw readError(path, err);
     }
     let data: unknown;
     try {
@@ -206,21 +354,31 @@ export function nameAgents(entries: AgentEntry[]): AgentConfig[] {
   });
 }
 
-/** Finds an executable on PATH; returns its absolute path or null. */
-export function findOnPath(command: string, env: Env): string | null {
-  if (command.includes("/")) {
-    try {
-      return Deno.statSync(command).isFile ? command : null;
-    } catch {
-      return null;
-    }
+function isExecutableFile(path: string): boolean {
+  try {
+    const info = Deno.statSync(path);
+    // mode is null on Windows, where the extension decides.
+    return info.isFile && (info.mode === null || (info.mode & 0o111) !== 0);
+  } catch {
+    return false;
   }
-  for (const dir of (env("PATH") ?? "").split(Deno.build.os === "windows" ? ";" : ":")) {
+}
+
+/** Finds an executable on PATH (honouring PATHEXT on Windows); its path, or null. */
+export function findOnPath(command: string, env: Env): string | null {
+  const windows = Deno.build.os === "windows";
+  const extensions = windows
+    ? ["", ...(env("PATHEXT") ?? ".COM;.EXE;.BAT;.CMD").split(";").filter(Boolean)]
+    : [""];
+  if (command.includes("/") || (windows && command.includes("\\"))) {
+    return extensions.map((ext) => command + ext).find(isExecutableFile) ?? null;
+  }
+  for (const dir of (env("PATH") ?? "").split(windows ? ";" : ":")) {
     if (!dir) continue;
-    const candidate = `${dir}/${command}`;
-    try {
-      if (Deno.statSync(candidate).isFile) return candidate;
-    } catch { /* not here */ }
+    for (const ext of extensions) {
+      const candidate = join(dir, command + ext);
+      if (isExecutableFile(candidate)) return candidate;
+    }
   }
   return null;
 }
@@ -232,27 +390,51 @@ export function discoverAgents(env: Env): AgentEntry[] {
     .map((runner) => AgentSchema.parse({ runner, model: DEFAULT_MODELS[runner] }));
 }
 
+/** Rules zod cannot express per entry: a `command` runner must name its executable. */
+function checkAgents(agents: readonly AgentEntry[]): void {
+  for (const [i, agent] of agents.entries()) {
+    if (agent.runner === "command" && !agent.command) {
+      throw new ConfigError(
+        `config: defaultAgents[${i}].command: is required when runner is "command"`,
+      );
+    }
+  }
+}
+
 export interface LoadOptions {
   /** `--config FILE` */
   configPath?: string;
   /** CLI flag overrides (`--host`, `--port`), applied over env. */
   overrides?: { host?: string; port?: number };
   env?: Env;
+  /** Directory `./council.yaml` and relative paths are resolved against (default: cwd). */
+  cwd?: string;
 }
 
-/** Loads the effective configuration. Throws ConfigError with a one-line message. */
+/**
+ * Loads the effective configuration: flags > env > file > defaults. Throws ConfigError with a
+ * one-line message.
+ */
 export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
   const env: Env = options.env ?? ((name) => Deno.env.get(name));
-  const file = readConfigFile(options.configPath, env);
-  const merged = applyEnv(file.data, env);
-  if (options.overrides?.host !== undefined) merged.host = options.overrides.host;
-  if (options.overrides?.port !== undefined) merged.port = options.overrides.port;
-  const parsed = parseConfigObject(merged);
+  const file = readConfigFile(options.configPath, env, options.cwd);
+  const { merged, sources } = overlayEnv(file.data, env);
+  if (options.overrides?.host !== undefined) {
+    merged.host = options.overrides.host;
+    sources.host = "--host";
+  }
+  if (options.overrides?.port !== undefined) {
+    merged.port = options.overrides.port;
+    sources.port = "--port";
+  }
+  const parsed = parseConfigObject(merged, sources);
+  if (parsed.defaultAgents) checkAgents(parsed.defaultAgents);
   const agents = nameAgents(parsed.defaultAgents ?? discoverAgents(env));
   const config: Config = {
     ...parsed,
     configPath: file.path,
     defaultAgents: agents,
+    agentsSource: parsed.defaultAgents ? "config" : "path",
     councilSize: parsed.councilSize ?? Math.max(agents.length, 1),
   };
   return deepFreeze(config);

@@ -1,0 +1,90 @@
+/**
+ * `connect claude|codex`: the exact settings that point a host CLI at this gateway.
+ */
+import type { Config } from "../config.ts";
+import { urlHost } from "../server.ts";
+
+/** The variable Codex reads the gateway token from (`env_key` of the provider block). */
+export const CODEX_ENV_KEY = "COUNCIL_GATEWAY_TOKEN";
+/** The provider id in Codex's config.toml. */
+export const CODEX_PROVIDER_ID = "council";
+/** The model pinned for Codex: other ids change Codex's request shape (docs/clients.md). */
+export const CODEX_MODEL = "gpt-5.5";
+/**
+ * Sent when auth is off: the gateway ignores it, but the hosts need a non-empty credential
+ * (Codex refuses an empty `env_key`; Claude Code would otherwise ask for a login).
+ */
+export const PLACEHOLDER_TOKEN = "council-gateway-no-auth";
+
+/** Quotes a value for POSIX shells when it needs quoting. */
+export function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_\-.,:/@%+=]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The origin a client on this machine uses (a wildcard bind is reached via loopback). */
+export function clientOrigin(config: Pick<Config, "host" | "port">): string {
+  const host = config.host === "0.0.0.0"
+    ? "127.0.0.1"
+    : config.host === "::" || config.host === "[::]"
+    ? "::1"
+    : config.host;
+  return `http://${urlHost(host)}:${config.port}`;
+}
+
+type ConnectConfig = Pick<Config, "host" | "port" | "token" | "passApiKeys">;
+
+/** Shell exports for Claude Code. */
+export function claudeExports(config: ConnectConfig): string {
+  const origin = clientOrigin(config);
+  const lines = [
+    `# Claude Code -> council-gateway at ${origin}`,
+    `# Paste into your shell (or: eval "$(council-gateway connect claude)"), then run claude.`,
+    `export ANTHROPIC_BASE_URL=${shellQuote(origin)}`,
+  ];
+  if (config.token) {
+    lines.push(`export ANTHROPIC_AUTH_TOKEN=${shellQuote(config.token)}`);
+  } else if (!config.passApiKeys) {
+    lines.push(
+      "# Auth is off: this placeholder only lets Claude Code start without a login.",
+      `export ANTHROPIC_AUTH_TOKEN=${PLACEHOLDER_TOKEN}`,
+    );
+  } else {
+    lines.push("# Auth is off and passApiKeys is on: your own Anthropic credentials are used.");
+  }
+  lines.push("export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1");
+  return lines.join("\n") + "\n";
+}
+
+function tomlString(value: string): string {
+  return JSON.stringify(value);
+}
+
+/** The config.toml lines for Codex (valid TOML on its own). */
+export function codexToml(config: ConnectConfig): string {
+  const origin = clientOrigin(config);
+  return [
+    `# Codex CLI -> council-gateway: add to $CODEX_HOME/config.toml (default ~/.codex/config.toml).`,
+    `# The two top-level keys must come before any [table] in that file.`,
+    `model = ${tomlString(CODEX_MODEL)}`,
+    `model_provider = ${tomlString(CODEX_PROVIDER_ID)}`,
+    ``,
+    `[model_providers.${CODEX_PROVIDER_ID}]`,
+    `name = "Council Gateway"`,
+    `base_url = ${tomlString(`${origin}/v1`)}`,
+    `wire_api = "responses"`,
+    `env_key = ${tomlString(CODEX_ENV_KEY)}`,
+  ].join("\n") + "\n";
+}
+
+/** The shell export Codex's `env_key` needs (never empty). */
+export function codexEnv(config: ConnectConfig): string {
+  const lines = [];
+  if (!config.token) lines.push("# Auth is off: any non-empty value works; Codex requires one.");
+  lines.push(`export ${CODEX_ENV_KEY}=${shellQuote(config.token || PLACEHOLDER_TOKEN)}`);
+  return lines.join("\n") + "\n";
+}
+
+/** Both parts for Codex, in order. */
+export function codexInstructions(config: ConnectConfig): string {
+  return codexToml(config) + "\n# Then, in the shell that runs codex:\n" + codexEnv(config);
+}

@@ -1,0 +1,401 @@
+/**
+ * The HTTP server: a Hono app (recursion guard, auth, routing, body limits, error envelopes) and
+ * its `Deno.serve` lifecycle with graceful shutdown.
+ */
+import { type Context, Hono } from "hono";
+import type { Logger } from "@logtape/logtape";
+import { bindPolicyProblem, createTokenCheck } from "./auth.ts";
+import { type Clock, systemClock, type TimerId } from "./clock.ts";
+import { type Config, ConfigError } from "./config.ts";
+import { moduleLogger } from "./log.ts";
+import { listModels } from "./models.ts";
+import { countTokens } from "./protocol/count_tokens.ts";
+import type { ProtocolHandler } from "./protocol/handler.ts";
+import { createMessagesHandler } from "./protocol/messages/handler.ts";
+import { createResponsesHandler } from "./protocol/responses/handler.ts";
+import { createAgentRunner } from "./agents/run.ts";
+import type { RunAgent } from "./agents/types.ts";
+import { createCouncil } from "./council/turn.ts";
+
+/** Set by the agents layer on every child; a request carrying it came from our own child. */
+export const DEPTH_HEADER = "x-council-depth";
+export const RECURSION_MESSAGE = "recursive call from a council child";
+
+/** The four endpoints of SPEC §4. */
+export const PATHS = {
+  messages: "/v1/messages",
+  responses: "/v1/responses",
+  countTokens: "/v1/messages/count_tokens",
+  models: "/v1/models",
+} as const;
+
+/** Anthropic error envelope `{type:"error", error:{type, message}}` (SPEC §2.3). */
+export function errorEnvelope(type: string, message: string) {
+  return { type: "error", error: { type, message } } as const;
+}
+
+/** OpenAI error shape, used for request errors on `/v1/responses`. */
+export function openAiError(type: string, message: string, code: string | null = null) {
+  return { error: { message, type, param: null, code } } as const;
+}
+
+type BodyResult =
+  | { ok: true; value: unknown }
+  | { ok: false; status: 400 | 413; message: string };
+
+function tooLarge(maxBytes: number): BodyResult {
+  return { ok: false, status: 413, message: `request body exceeds ${maxBytes} bytes` };
+}
+
+/**
+ * Reads the body, counting bytes as they arrive so a missing or lying content-length cannot
+ * get more than `maxBytes` into memory, then parses it as JSON.
+ */
+export async function readJsonBody(request: Request, maxBytes: number): Promise<BodyResult> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > maxBytes) {
+    await request.body?.cancel().catch(() => {});
+    return tooLarge(maxBytes);
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  if (request.body) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => {});
+        return tooLarge(maxBytes);
+      }
+      chunks.push(value);
+    }
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return { ok: false, status: 400, message: "request body is not valid UTF-8" };
+  }
+  if (text.trim() === "") return { ok: false, status: 400, message: "request body is empty" };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    const detail = (err as Error).message.slice(0, 200);
+    return { ok: false, status: 400, message: `request body is not valid JSON: ${detail}` };
+  }
+}
+
+export interface AppDeps {
+  config: Readonly<Config>;
+  messages: ProtocolHandler;
+  responses: ProtocolHandler;
+  logger?: Logger;
+  /** Shown as every model's `created_at`; default: now. */
+  startedAt?: Date;
+}
+
+const COUNCIL_PATHS: ReadonlySet<string> = new Set([PATHS.messages, PATHS.responses]);
+
+/** Builds the Hono app. Routing ignores query strings (Claude Code posts `?beta=true`). */
+export function createApp(deps: AppDeps): Hono {
+  const { config } = deps;
+  const log = deps.logger ?? moduleLogger("server");
+  const isAuthorized = createTokenCheck(config.token);
+  const models = listModels(config.defaultAgents, deps.startedAt ?? new Date());
+  const app = new Hono();
+
+  app.use("*", async (c, next) => {
+    const started = performance.now();
+    await next();
+    const status = c.res.status;
+    const fields = {
+      method: c.req.method,
+      path: c.req.path,
+      status,
+      ms: Math.round(performance.now() - started),
+    };
+    if (status >= 500) log.error("{method} {path} {status} {ms}ms", fields);
+    else if (status >= 400 || COUNCIL_PATHS.has(c.req.path)) {
+      log.info("{method} {path} {status} {ms}ms", fields);
+    } else log.debug("{method} {path} {status} {ms}ms", fields);
+  });
+
+  app.use("*", async (c, next) => {
+    if (c.req.header(DEPTH_HEADER) !== undefined) {
+      log.warn("refused a request from a council child ({header} header)", {
+        header: DEPTH_HEADER,
+      });
+      return c.req.path === PATHS.responses
+        ? c.json(openAiError("invalid_request_error", RECURSION_MESSAGE), 400)
+        : c.json(errorEnvelope("invalid_request_error", RECURSION_MESSAGE), 400);
+    }
+    if (!isAuthorized(c.req.raw.headers)) {
+      return c.json(errorEnvelope("authentication_error", "unauthorized"), 401);
+    }
+    await next();
+  });
+
+  const body = async (
+    c: Context,
+    handler: ProtocolHandler,
+    shape: "anthropic" | "openai",
+  ): Promise<Response> => {
+    const result = await readJsonBody(c.req.raw, config.maxBodyBytes);
+    if (result.ok) return handler(c, result.value);
+    const type = result.status === 413 ? "request_too_large" : "invalid_request_error";
+    return shape === "openai"
+      ? c.json(openAiError("invalid_request_error", result.message, type), result.status)
+      : c.json(errorEnvelope(type, result.message), result.status);
+  };
+
+  app.post(PATHS.messages, (c) => body(c, deps.messages, "anthropic"));
+  app.post(PATHS.responses, (c) => body(c, deps.responses, "openai"));
+  app.post(PATHS.countTokens, async (c) => {
+    const result = await readJsonBody(c.req.raw, config.maxBodyBytes);
+    if (!result.ok && result.status === 413) {
+      return c.json(errorEnvelope("request_too_large", result.message), 413);
+    }
+    // SPEC §4.3: a body that fails to parse counts as 0, not an error.
+    return c.json({ input_tokens: result.ok ? countTokens(result.value) : 0 });
+  });
+  app.get(PATHS.models, (c) => c.json(models));
+
+  app.notFound((c) =>
+    c.json(errorEnvelope("not_found_error", `not found: ${c.req.method} ${c.req.path}`), 404)
+  );
+  app.onError((err, c) => {
+    log.error("{method} {path} failed: {error}", {
+      method: c.req.method,
+      path: c.req.path,
+      error: err.message,
+    });
+    log.debug("stack: {stack}", { stack: err.stack ?? "" });
+    return c.json(errorEnvelope("api_error", "internal server error"), 500);
+  });
+  return app;
+}
+
+/** A listen failure (address in use, permission): a runtime error, exit 1 at the CLI. */
+export class ListenError extends Error {
+  override name = "ListenError";
+}
+
+/** `host` as it appears in a URL (IPv6 bracketed). */
+export function urlHost(host: string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+}
+
+function isWildcard(host: string): boolean {
+  return host === "0.0.0.0" || host === "::" || host === "[::]";
+}
+
+/**
+ * Every origin under which this gateway is reachable from this machine (for the agents layer's
+ * recursion scrub). A wildcard bind adds the loopback names and each interface address.
+ */
+export function selfOriginsFor(host: string, port: number, interfaces: string[] = []): string[] {
+  const hosts = new Set<string>([host]);
+  const loopback = host === "localhost" || host.startsWith("127.") || host === "::1";
+  if (loopback || isWildcard(host)) {
+    for (const h of ["127.0.0.1", "localhost", "::1"]) hosts.add(h);
+  }
+  if (isWildcard(host)) { for (const address of interfaces) hosts.add(address); }
+  return [...hosts].map((h) => `http://${urlHost(h)}:${port}`);
+}
+
+function interfaceAddresses(): string[] {
+  try {
+    return Deno.networkInterfaces().map((i) => i.address);
+  } catch {
+    return [];
+  }
+}
+
+/** The startup line of DESIGN.md "External interface". */
+export function startupLine(config: Readonly<Config>, port: number): string {
+  const agents = config.defaultAgents.map((a) => `${a.name}:${a.model}`).join(",") || "none";
+  return `listening on http://${urlHost(config.host)}:${port} ` +
+    `(${PATHS.messages}, ${PATHS.responses}) ` +
+    `fanOutPolicy=${config.fanOutPolicy} fanOutScope=${config.fanOutScope} ` +
+    `maxTurns=${config.maxTurns} auth=${config.token ? "on" : "off"} ` +
+    `streamProgress=${config.streamProgress} progressDetail=${config.progressDetail} ` +
+    `logLevel=${config.logLevel} agents=${agents}`;
+}
+
+export interface ServerOptions {
+  /** Protocol handlers; default: the real council behind the real protocols. */
+  messages?: ProtocolHandler;
+  responses?: ProtocolHandler;
+  /** Agent runner for the default wiring (tests inject fakes). */
+  runAgent?: RunAgent;
+  logger?: Logger;
+  clock?: Clock;
+  /** How long in-flight requests may finish on their own after a shutdown starts. */
+  graceMs?: number;
+  /** After in-flight turns are cancelled, how long to wait for them before giving up. */
+  abortGraceMs?: number;
+  /** Install SIGINT/SIGTERM handlers (the CLI does; tests usually do not). */
+  handleSignals?: boolean;
+  startedAt?: Date;
+}
+
+export interface RunningServer {
+  addr: Deno.NetAddr;
+  /** An origin a client on this machine can use, e.g. `http://127.0.0.1:6767`. */
+  origin: string;
+  /** Every origin this gateway answers on (see `selfOriginsFor`). */
+  origins: readonly string[];
+  /**
+   * Aborted when shutdown gives up waiting: in-flight turns observe it (it is part of every
+   * request's `signal`) and kill their children.
+   */
+  signal: AbortSignal;
+  /** Settles when the server has stopped. */
+  finished: Promise<void>;
+  /** Starts a graceful shutdown (a second call cancels in-flight turns at once). */
+  shutdown(): Promise<void>;
+}
+
+export const DEFAULT_GRACE_MS = 3000;
+export const DEFAULT_ABORT_GRACE_MS = 2000;
+
+/** Wires the council and protocols for `config`, listens, and logs the startup line. */
+export function startServer(config: Readonly<Config>, options: ServerOptions = {}): RunningServer {
+  const problem = bindPolicyProblem(config);
+  if (problem) throw new ConfigError(problem);
+  const log = options.logger ?? moduleLogger("server");
+  const clock = options.clock ?? systemClock;
+  let origins: string[] = [];
+
+  const handlers = () => {
+    const runAgent = options.runAgent ?? createAgentRunner({
+      passApiKeys: config.passApiKeys,
+      selfOrigins: () => origins,
+      pricing: config.pricing,
+    });
+    const council = createCouncil({ config, runAgent, clock: options.clock });
+    const deps = {
+      runTurn: council.runTurn,
+      streamProgress: config.streamProgress,
+      keepAliveMs: config.keepAliveMs,
+      passApiKeys: config.passApiKeys,
+      gatewayToken: config.token,
+      clock: options.clock,
+    };
+    return {
+      messages: options.messages ?? createMessagesHandler(deps),
+      responses: options.responses ?? createResponsesHandler(deps),
+    };
+  };
+  const wired = options.messages && options.responses
+    ? { messages: options.messages, responses: options.responses }
+    : handlers();
+  const app = createApp({ config, ...wired, logger: options.logger, startedAt: options.startedAt });
+
+  const stopping = new AbortController();
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({
+      hostname: config.host,
+      port: config.port,
+      onListen: () => {},
+      onError: (err) => {
+        log.error("request failed: {error}", { error: (err as Error)?.message ?? String(err) });
+        return Response.json(errorEnvelope("api_error", "internal server error"), {
+          status: 500,
+        });
+      },
+    }, (request, info) => {
+      // Every request's signal also fires on shutdown, so turns can kill their children.
+      const signal = AbortSignal.any([request.signal, stopping.signal]);
+      return app.fetch(new Request(request, { signal }), { info });
+    });
+  } catch (err) {
+    const reason = err instanceof Deno.errors.AddrInUse
+      ? "address already in use"
+      : err instanceof Deno.errors.PermissionDenied
+      ? "permission denied"
+      : (err as Error).message;
+    throw new ListenError(`cannot listen on ${urlHost(config.host)}:${config.port}: ${reason}`);
+  }
+
+  const port = server.addr.port;
+  origins = selfOriginsFor(config.host, port, isWildcard(config.host) ? interfaceAddresses() : []);
+  const origin = isWildcard(config.host)
+    ? `http://${config.host.includes(":") ? "[::1]" : "127.0.0.1"}:${port}`
+    : `http://${urlHost(config.host)}:${port}`;
+
+  log.info(startupLine(config, port));
+  if (config.defaultAgents.length === 0) {
+    log.warn(
+      "no agents: defaultAgents is not configured and no claude, codex or gemini CLI was " +
+        "found on PATH; every turn will answer with an error until one is",
+    );
+  }
+  if (config.configPath) log.debug("config file {path}", { path: config.configPath });
+
+  let phase: "running" | "draining" | "aborting" = "running";
+  const timers: TimerId[] = [];
+  let giveUp!: () => void;
+  const gaveUp = new Promise<void>((resolve) => (giveUp = resolve));
+  const signals: Deno.Signal[] = [];
+  const onSignal = () => void shutdown();
+
+  const finished = Promise.race([server.finished, gaveUp]).finally(() => {
+    for (const id of timers) clock.clearTimeout(id);
+    for (const sig of signals) Deno.removeSignalListener(sig, onSignal);
+    log.info("stopped");
+  });
+
+  const cancelInFlight = () => {
+    if (phase === "aborting") return;
+    phase = "aborting";
+    log.info("shutting down: cancelling in-flight turns");
+    stopping.abort(new Error("server shutting down"));
+    const abortGraceMs = options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS;
+    timers.push(clock.setTimeout(() => {
+      log.warn("shutting down: in-flight requests did not end within {ms} ms", {
+        ms: abortGraceMs,
+      });
+      giveUp();
+    }, abortGraceMs));
+  };
+
+  function shutdown(): Promise<void> {
+    if (phase === "running") {
+      phase = "draining";
+      const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+      log.info("shutting down: no new connections; in-flight requests have {ms} ms", {
+        ms: graceMs,
+      });
+      server.shutdown().catch(() => {});
+      timers.push(clock.setTimeout(cancelInFlight, graceMs));
+    } else {
+      cancelInFlight();
+    }
+    return finished;
+  }
+
+  if (options.handleSignals) {
+    signals.push("SIGINT");
+    if (Deno.build.os !== "windows") signals.push("SIGTERM");
+    for (const sig of signals) Deno.addSignalListener(sig, onSignal);
+  }
+
+  return {
+    addr: server.addr,
+    origin,
+    origins,
+    signal: stopping.signal,
+    finished,
+    shutdown,
+  };
+}
