@@ -13,7 +13,7 @@
  */
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { VERSION } from "../src/version.ts";
 
 export const PROGRAM = "council-gateway";
@@ -203,8 +203,13 @@ export function describeStep(step: Step): string {
     }
     case "remove":
       return `rm -rf ${shellQuote(step.path)}`;
-    case "checksums":
-      return `(sha256 of ${step.files.map(shellQuote).join(" ")}) > ${shellQuote(step.out)}`;
+    case "checksums": {
+      // Computed in-process; this is the equivalent shell command (same output format).
+      const names = step.files.map((file) => basename(file)).sort((a, b) => a.localeCompare(b));
+      const dir = dirname(step.out);
+      return `(cd ${shellQuote(dir)} && sha256sum ${names.map(shellQuote).join(" ")}) > ` +
+        shellQuote(step.out);
+    }
   }
 }
 
@@ -259,7 +264,7 @@ async function executeStep(step: Step): Promise<void> {
     case "checksums": {
       const sums = new Map<string, string>();
       for (const file of step.files) {
-        sums.set(file.split(/[\\/]/).pop()!, await sha256File(inRoot(file)));
+        sums.set(basename(file), await sha256File(inRoot(file)));
       }
       return await Deno.writeTextFile(inRoot(step.out), formatSha256Sums(sums));
     }
