@@ -142,7 +142,14 @@ export class ToolChecker {
     if (!tool) return `unknown tool ${JSON.stringify(proposal.name)}`;
     const validator = this.#validator(tool);
     if (!validator) return undefined;
-    const result = validator.validate(proposal.input);
+    let result: ReturnType<Validator["validate"]>;
+    try {
+      result = validator.validate(proposal.input);
+    } catch {
+      // Unresolvable $ref and the like: the schema is the host's problem, not the child's.
+      this.#validators.set(tool.name, null);
+      return undefined;
+    }
     if (result.valid) return undefined;
     const specific = result.errors.find((e) => !CONTAINER_KEYWORDS.has(e.keyword));
     const detail = (specific ?? result.errors[0])?.error ?? "invalid";
