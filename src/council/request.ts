@@ -77,30 +77,48 @@ export function stripScaffolding(text: string): string {
   return text.replace(SCAFFOLDING, "").trim();
 }
 
+const inUserMessage = (e: TranscriptEntry) => e.kind === "user" || e.kind === "tool_result";
+
 /**
- * The user entries of one user message. A protocol may split a message's text blocks into
- * several consecutive entries (tool results included), so a "message" is the run of
- * consecutive user / tool_result entries around `index`.
+ * The entries of the user message around `index`. A protocol may split one message into
+ * several consecutive entries (text blocks, tool results), so a "message" is the run of
+ * consecutive user / tool_result entries.
  */
-function userMessageTexts(transcript: readonly TranscriptEntry[], index: number): string[] {
-  const inMessage = (e: TranscriptEntry) => e.kind === "user" || e.kind === "tool_result";
+function userMessageAt(
+  transcript: readonly TranscriptEntry[],
+  index: number,
+): { start: number; entries: TranscriptEntry[] } {
   let start = index;
-  while (start > 0 && inMessage(transcript[start - 1])) start--;
+  while (start > 0 && inUserMessage(transcript[start - 1])) start--;
   let end = index;
-  while (end + 1 < transcript.length && inMessage(transcript[end + 1])) end++;
-  return transcript.slice(start, end + 1).flatMap((e) => (e.kind === "user" ? [e.text] : []));
+  while (end + 1 < transcript.length && inUserMessage(transcript[end + 1])) end++;
+  return { start, entries: transcript.slice(start, end + 1) };
+}
+
+function textsOf(entries: readonly TranscriptEntry[]): string[] {
+  return entries.flatMap((e) => (e.kind === "user" ? [e.text] : []));
 }
 
 /**
- * SPEC §1.1.4: the last user message (its text, tool results aside), scaffolding stripped;
- * the raw text if nothing is left.
+ * SPEC §1.1.4: the last user message's text, scaffolding stripped; its raw text if nothing is
+ * left. A tool-loop message (tool results plus, at most, injected reminders) is not an ask:
+ * the ask is then the user's last real message before it.
  */
 export function classifyAsk(transcript: readonly TranscriptEntry[]): string {
-  const last = transcript.findLastIndex((e) => e.kind === "user");
-  if (last < 0) return "";
-  const texts = userMessageTexts(transcript, last);
-  const stripped = texts.map(stripScaffolding).filter((t) => t !== "").join("\n\n");
-  return stripped || texts.join("\n").trim();
+  let index = transcript.findLastIndex(inUserMessage);
+  let fallback = "";
+  while (index >= 0) {
+    const message = userMessageAt(transcript, index);
+    const texts = textsOf(message.entries);
+    const stripped = texts.map(stripScaffolding).filter((t) => t !== "").join("\n\n");
+    if (stripped) return stripped;
+    const raw = texts.join("\n").trim();
+    const toolLoop = message.entries.some((e) => e.kind === "tool_result");
+    if (raw && !toolLoop) return raw;
+    fallback ||= raw;
+    index = transcript.findLastIndex((e, i) => i < message.start && inUserMessage(e));
+  }
+  return fallback;
 }
 
 /** SHA-256 hex of system prompt + first user message (SPEC §2.4). */
@@ -109,7 +127,7 @@ export async function sessionKeyOf(
   transcript: readonly TranscriptEntry[],
 ): Promise<string> {
   const first = transcript.findIndex((e) => e.kind === "user");
-  const firstText = first < 0 ? "" : userMessageTexts(transcript, first).join("\n");
+  const firstText = first < 0 ? "" : textsOf(userMessageAt(transcript, first).entries).join("\n");
   const data = new TextEncoder().encode(`${system}\u0000${firstText}`);
   const digest = await crypto.subtle.digest("SHA-256", data);
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");

@@ -94,6 +94,14 @@ Deno.test("ask: on a continuation the ask is the user's text, not the tool resul
     { kind: "tool_result", id: "t1", text: "file body", isError: false },
   ];
   assert.equal(classifyAsk(transcript), "read notes.txt");
+  // Claude Code may add a reminder next to the tool result: still not a new ask.
+  const withReminder: TranscriptEntry[] = [
+    ...transcript,
+    user("<system-reminder>file changed</system-reminder>"),
+  ];
+  assert.equal(classifyAsk(withReminder), "read notes.txt");
+  // A real message sent alongside the tool result is the ask.
+  assert.equal(classifyAsk([...transcript, user("also check todo.md")]), "also check todo.md");
 });
 
 Deno.test("session key: stable across turns, distinct per conversation", async () => {
