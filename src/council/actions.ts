@@ -54,23 +54,30 @@ export function extractJsonObjects(text: string): JsonObject[] {
   return found;
 }
 
-/** Reads one object as a proposal; `kind` may be omitted; a string `input` holding JSON is accepted. */
+/**
+ * Reads one object as a proposal. Tolerated: `kind` omitted or in another case, the tool name
+ * under `tool`, the input under `arguments` / `args` / `parameters`, and input as a JSON string.
+ */
 function asProposal(value: JsonObject): Proposal | undefined {
   const kind = typeof value.kind === "string" ? value.kind.toLowerCase() : undefined;
-  const looksLikeTool = typeof value.name === "string";
-  const looksLikeAnswer = typeof value.text === "string";
-  if (kind === "answer" || (kind === undefined && looksLikeAnswer && !looksLikeTool)) {
-    return looksLikeAnswer ? { kind: "answer", text: value.text as string } : undefined;
+  const name = typeof value.name === "string"
+    ? value.name
+    : typeof value.tool === "string"
+    ? value.tool
+    : undefined;
+  const text = typeof value.text === "string" ? value.text : undefined;
+  if (kind === "answer" || (kind === undefined && text !== undefined && name === undefined)) {
+    return text !== undefined ? { kind: "answer", text } : undefined;
   }
-  if (kind === "tool" || (kind === undefined && looksLikeTool && !looksLikeAnswer)) {
-    if (!looksLikeTool) return undefined;
-    let input = value.input ?? {};
+  if (kind === "tool" || (kind === undefined && name !== undefined && text === undefined)) {
+    if (name === undefined) return undefined;
+    let input = value.input ?? value.arguments ?? value.args ?? value.parameters ?? {};
     if (typeof input === "string") {
       try {
         input = JSON.parse(input);
       } catch { /* left as a string: rejected below */ }
     }
-    return isObject(input) ? { kind: "tool", name: value.name as string, input } : undefined;
+    return isObject(input) ? { kind: "tool", name, input } : undefined;
   }
   return undefined;
 }

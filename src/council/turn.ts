@@ -10,6 +10,7 @@ import {
   type Ballot,
   canonicalJson,
   describeProposal,
+  extractJsonObjects,
   mostProposed,
   parseChoice,
   parseProposal,
@@ -421,7 +422,8 @@ class Turn {
       if (!proposal) {
         this.#progress(`${child.label}: no action object in its reply — dropped`, "info");
         failures.push({ label: child.label, reason: "replied without an action object" });
-        prose.push(reply);
+        // Plain prose may still serve as an answer; malformed JSON never reaches the user.
+        if (extractJsonObjects(result.text).length === 0) prose.push(reply);
         continue;
       }
       const problem = checker.problem(proposal);

@@ -202,6 +202,18 @@ Deno.test("action turn: prose from a child that ignored the format is the last r
   assert.deepEqual(log.outcome, { kind: "answer", text: "The file looks fine to me." });
 });
 
+Deno.test("action turn: malformed JSON is never shown to the user as an answer", async () => {
+  const { done } = run({
+    "claude:child": { text: '{"action": "read", "path": "/a"}' },
+    "codex:child": { ok: false },
+    "gemini:child": { ok: false },
+  });
+  const log = await done;
+  const text = log.outcome.kind === "answer" ? log.outcome.text : "";
+  assert.match(text, /could not produce an answer/);
+  assert.match(text, /claude: replied without an action object/);
+});
+
 Deno.test("action turn: a single child (policy never) proposes; no synthesizer", async () => {
   const { fake, done } = run(
     { "claude:child": { text: read("/solo") } },

@@ -45,6 +45,11 @@ Deno.test("parseProposal: tool and answer shapes, tolerant of kind casing and st
     name: "Bash",
     input: { command: "ls" },
   });
+  assert.deepEqual(parseProposal('{"tool":"Bash","arguments":{"command":"ls"}}'), {
+    kind: "tool",
+    name: "Bash",
+    input: { command: "ls" },
+  });
   assert.equal(parseProposal("no json here"), undefined);
   assert.equal(parseProposal('{"kind":"tool","name":"Read","input":[1]}'), undefined);
   assert.equal(parseProposal('{"kind":"answer"}'), undefined);
