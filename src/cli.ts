@@ -3,6 +3,7 @@
  * Exit codes: 0 ok, 1 runtime failure, 2 usage or config error (one line on stderr).
  */
 import { parseArgs } from "node:util";
+import { bindPolicyProblem } from "./auth.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { collectSecrets, setupLogging } from "./log.ts";
 import { ListenError, startServer } from "./server.ts";
@@ -183,6 +184,8 @@ function load(args: Parsed, io: CliIo): Readonly<Config> {
 async function serve(args: Parsed, io: CliIo): Promise<number> {
   expectNoPositionals(args);
   const config = load(args, io);
+  const problem = bindPolicyProblem(config);
+  if (problem) throw new ConfigError(problem);
   setupLogging({
     level: config.logLevel,
     json: config.logJson,

@@ -125,10 +125,10 @@ function jsonSafe(value: unknown): unknown {
   return value;
 }
 
-/** JSON line: `{"ts","level","msg","turn"?,"module",...fields}`. */
+/** JSON line: `{"ts","level","msg","turn"?,"module",...fields}` (every property as a field). */
 export function formatJson(record: LogRecord): string {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of extraFields(record)) out[key] = jsonSafe(value);
+  for (const [key, value] of Object.entries(record.properties)) out[key] = jsonSafe(value);
   out.ts = new Date(record.timestamp).toISOString();
   out.level = FROM_LOGTAPE[record.level];
   out.msg = renderMessage(record);
