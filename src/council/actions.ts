@@ -88,6 +88,28 @@ export function parseProposal(text: string): Proposal | undefined {
   return proposals.at(-1);
 }
 
+/** What a child's reply on an action turn amounts to. */
+export type ReplyReading =
+  | { kind: "valid"; proposal: Proposal }
+  /** `prose`: the reply held no JSON at all, so it may serve as a last-resort answer. */
+  | { kind: "dropped"; reason: string; prose: boolean };
+
+/** Parses and checks one child's reply. */
+export function readReply(text: string, checker: ToolChecker): ReplyReading {
+  const proposal = parseProposal(text);
+  if (!proposal) {
+    return {
+      kind: "dropped",
+      reason: "replied without an action object",
+      prose: extractJsonObjects(text).length === 0,
+    };
+  }
+  const problem = checker.problem(proposal);
+  return problem
+    ? { kind: "dropped", reason: `proposal dropped: ${problem}`, prose: false }
+    : { kind: "valid", proposal };
+}
+
 /** The synthesizer's reply on an action turn. */
 export type Choice = { kind: "choose"; number: number } | Proposal;
 
@@ -194,9 +216,15 @@ export interface Ballot {
   proposal: Proposal;
 }
 
+/** One distinct proposal: its first proposer's ballot (kept verbatim) and its vote count. */
+export interface ProposalGroup {
+  first: Ballot;
+  votes: number;
+}
+
 /** Distinct proposals in order of first appearance, with how many children made each. */
-export function tally(ballots: readonly Ballot[]): { first: Ballot; votes: number }[] {
-  const groups = new Map<string, { first: Ballot; votes: number }>();
+export function tally(ballots: readonly Ballot[]): ProposalGroup[] {
+  const groups = new Map<string, ProposalGroup>();
   for (const ballot of [...ballots].sort((a, b) => a.child - b.child)) {
     const key = canonicalJson(ballot.proposal);
     const group = groups.get(key);
@@ -208,7 +236,7 @@ export function tally(ballots: readonly Ballot[]): { first: Ballot; votes: numbe
 
 /** The most-proposed action; ties go to the lowest child index. */
 export function mostProposed(ballots: readonly Ballot[]): Ballot | undefined {
-  let best: { first: Ballot; votes: number } | undefined;
+  let best: ProposalGroup | undefined;
   for (const group of tally(ballots)) {
     if (!best || group.votes > best.votes) best = group;
   }
@@ -221,4 +249,29 @@ export function describeProposal(proposal: Proposal, max = 120): string {
     ? `${proposal.name} ${JSON.stringify(proposal.input)}`
     : `answer: ${JSON.stringify(proposal.text)}`;
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** Maps the synthesizer's reply onto a proposal; undefined when it is unusable. */
+export function resolveChoice(
+  choice: Choice | undefined,
+  groups: readonly ProposalGroup[],
+): { proposal: Proposal; describe: string } | undefined {
+  if (!choice) return undefined;
+  if (choice.kind === "choose") {
+    const group = groups[choice.number - 1];
+    return group
+      ? {
+        proposal: group.first.proposal,
+        describe: `proposal ${choice.number}: ${describeProposal(group.first.proposal)}`,
+      }
+      : undefined;
+  }
+  if (choice.kind === "answer") {
+    return choice.text.trim() ? { proposal: choice, describe: "to answer instead" } : undefined;
+  }
+  // A tool object is accepted only as an exact copy of a proposal, never as a new mix.
+  const same = groups.find((g) => canonicalJson(g.first.proposal) === canonicalJson(choice));
+  return same
+    ? { proposal: same.first.proposal, describe: `a copy of ${describeProposal(choice)}` }
+    : undefined;
 }

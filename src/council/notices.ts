@@ -2,6 +2,7 @@
  * Canned answers the council gives instead of (or after) running agents: session caps,
  * total failure, cancellation, no agents.
  */
+import type { AgentResult } from "../agents/types.ts";
 import { formatUsd, oneLine } from "./progress.ts";
 import type { SessionCap } from "./session.ts";
 
@@ -48,3 +49,11 @@ export const CANCELLED_NOTICE = "The request was cancelled before the council fi
 export const NO_AGENTS_NOTICE = "The council gateway has no agents configured and found no " +
   "claude, codex or gemini CLI on PATH. Add `defaultAgents` to its config file (council.yaml) " +
   "or install one of these CLIs, then restart the gateway.";
+
+/** Why a call gave nothing usable, in one line. */
+export function failureReason(result: AgentResult): string {
+  if (result.error) return result.error;
+  if (result.timedOut) return "timed out";
+  if (result.ok) return "returned an empty reply";
+  return `exited with code ${result.exitCode ?? "unknown"}`;
+}

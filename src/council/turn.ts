@@ -8,16 +8,15 @@ import type { AgentConfig, Config } from "../config.ts";
 import type { AgentResult, AgentRole, RunAgent } from "../agents/types.ts";
 import {
   type Ballot,
-  canonicalJson,
   describeProposal,
-  extractJsonObjects,
   mostProposed,
   parseChoice,
-  parseProposal,
-  type Proposal,
+  readReply,
+  resolveChoice,
   tally,
   ToolChecker,
 } from "./actions.ts";
+import { AnswerWriter } from "./answer.ts";
 import { TurnMeter } from "./cost.ts";
 import { askJudge } from "./judge.ts";
 import {
@@ -25,6 +24,7 @@ import {
   CANCELLED_NOTICE,
   capNotice,
   type Failure,
+  failureReason,
   NO_AGENTS_NOTICE,
 } from "./notices.ts";
 import { type ChildPlan, judgeAgent, planTurn, resolveVerdict, type RunPlan } from "./plan.ts";
@@ -119,53 +119,6 @@ interface CallOptions {
 interface ChildReply {
   child: ChildPlan;
   result: AgentResult;
-}
-
-/** What was written to the answer channel, and reconciliation of each writer's final text. */
-class AnswerWriter {
-  text = "";
-  #segment = "";
-  #begin: () => void;
-  #push: (text: string) => void;
-
-  constructor(begin: () => void, push: (text: string) => void) {
-    this.#begin = begin;
-    this.#push = push;
-  }
-
-  get started(): boolean {
-    return this.text.length > 0;
-  }
-
-  /** Text streamed by the current writer. */
-  get segment(): string {
-    return this.#segment;
-  }
-
-  write(text: string): void {
-    if (!text) return;
-    if (!this.started) this.#begin();
-    this.text += text;
-    this.#segment += text;
-    this.#push(text);
-  }
-
-  /** The next writer (e.g. a fallback synthesizer) starts. */
-  newSegment(): void {
-    this.#segment = "";
-  }
-
-  /**
-   * A writer finished with `final` as its answer: send whatever of it the deltas did not
-   * already carry (all of it when nothing streamed).
-   */
-  complete(final: string): void {
-    const streamed = this.#segment;
-    if (!final.trim() || streamed.includes(final.trim())) return;
-    if (!streamed) this.write(final);
-    else if (final.startsWith(streamed)) this.write(final.slice(streamed.length));
-    else this.write(`\n\n${final}`);
-  }
 }
 
 class Turn {
@@ -418,20 +371,14 @@ class Turn {
         failures.push(childFailure(reply));
         continue;
       }
-      const proposal = parseProposal(result.text);
-      if (!proposal) {
-        this.#progress(`${child.label}: no action object in its reply — dropped`, "info");
-        failures.push({ label: child.label, reason: "replied without an action object" });
-        // Plain prose may still serve as an answer; malformed JSON never reaches the user.
-        if (extractJsonObjects(result.text).length === 0) prose.push(reply);
+      const reading = readReply(result.text, checker);
+      if (reading.kind === "dropped") {
+        this.#progress(`${child.label}: ${reading.reason}`, "info");
+        failures.push({ label: child.label, reason: reading.reason });
+        if (reading.prose) prose.push(reply);
         continue;
       }
-      const problem = checker.problem(proposal);
-      if (problem) {
-        this.#progress(`${child.label}: proposal dropped — ${problem}`, "info");
-        failures.push({ label: child.label, reason: `proposal dropped: ${problem}` });
-        continue;
-      }
+      const { proposal } = reading;
       this.#progress(`${child.label} proposes ${describeProposal(proposal)}`, "info");
       ballots.push({ child: child.index, proposal });
     }
@@ -595,38 +542,6 @@ class Turn {
     });
     this.#emit({ type: "done", outcome, usage });
   }
-}
-
-/** Maps the synthesizer's reply onto a proposal; undefined when it is unusable. */
-function resolveChoice(
-  choice: ReturnType<typeof parseChoice>,
-  groups: { first: Ballot; votes: number }[],
-): { proposal: Proposal; describe: string } | undefined {
-  if (!choice) return undefined;
-  if (choice.kind === "choose") {
-    const group = groups[choice.number - 1];
-    return group
-      ? {
-        proposal: group.first.proposal,
-        describe: `proposal ${choice.number}: ${describeProposal(group.first.proposal)}`,
-      }
-      : undefined;
-  }
-  if (choice.kind === "answer") {
-    return choice.text.trim() ? { proposal: choice, describe: "to answer instead" } : undefined;
-  }
-  // A tool object is accepted only as an exact copy of a proposal, never as a new mix.
-  const same = groups.find((g) => canonicalJson(g.first.proposal) === canonicalJson(choice));
-  return same
-    ? { proposal: same.first.proposal, describe: `a copy of ${describeProposal(choice)}` }
-    : undefined;
-}
-
-function failureReason(result: AgentResult): string {
-  if (result.error) return result.error;
-  if (result.timedOut) return "timed out";
-  if (result.ok) return "returned an empty reply";
-  return `exited with code ${result.exitCode ?? "unknown"}`;
 }
 
 function childFailure(reply: ChildReply): Failure {

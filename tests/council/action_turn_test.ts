@@ -70,10 +70,10 @@ Deno.test("action turn: unknown tools and schema-invalid inputs are dropped and 
   const log = await done;
   assert.equal(fake.calls.filter((c) => c.role === "synth").length, 0);
   assert.deepEqual(log.outcome, { kind: "tool", name: "Read", input: { file_path: "/ok" } });
-  assert.ok(log.progress.some((l) => l === 'claude: proposal dropped — unknown tool "Delete"'));
+  assert.ok(log.progress.some((l) => l === 'claude: proposal dropped: unknown tool "Delete"'));
   assert.ok(
     log.progress.some((l) =>
-      l.startsWith("codex: proposal dropped — input does not match Read's schema") &&
+      l.startsWith("codex: proposal dropped: input does not match Read's schema") &&
       l.includes("file_path")
     ),
   );

@@ -6,6 +6,8 @@ import {
   parseChoice,
   parseJudgeVerdict,
   parseProposal,
+  readReply,
+  resolveChoice,
   tally,
   ToolChecker,
 } from "../../src/council/actions.ts";
@@ -131,4 +133,40 @@ Deno.test("tally / mostProposed: canonical equality, votes, ties to the lowest c
   assert.equal(mostProposed([]), undefined);
   // The verbatim object of the first proposer is kept.
   assert.equal(groups[0].first.proposal, a);
+});
+
+Deno.test("readReply: valid, dropped with reason, and prose only when no JSON at all", () => {
+  const checker = new ToolChecker([READ_TOOL]);
+  assert.deepEqual(readReply('{"kind":"tool","name":"Read","input":{"file_path":"/a"}}', checker), {
+    kind: "valid",
+    proposal: { kind: "tool", name: "Read", input: { file_path: "/a" } },
+  });
+  assert.deepEqual(readReply('{"kind":"tool","name":"Nope"}', checker), {
+    kind: "dropped",
+    reason: 'proposal dropped: unknown tool "Nope"',
+    prose: false,
+  });
+  assert.deepEqual(readReply("Looks fine.", checker), {
+    kind: "dropped",
+    reason: "replied without an action object",
+    prose: true,
+  });
+  assert.equal((readReply('{"verb":"read"}', checker) as { prose: boolean }).prose, false);
+});
+
+Deno.test("resolveChoice: by number, an answer, or an exact copy; never a new mix", () => {
+  const a = { kind: "tool" as const, name: "Read", input: { file_path: "/a" } };
+  const b = { kind: "tool" as const, name: "Bash", input: { command: "ls" } };
+  const groups = tally([{ child: 0, proposal: a }, { child: 1, proposal: b }]);
+  assert.equal(resolveChoice({ kind: "choose", number: 2 }, groups)?.proposal, b);
+  assert.equal(resolveChoice({ kind: "choose", number: 0 }, groups), undefined);
+  assert.equal(resolveChoice({ kind: "choose", number: 3 }, groups), undefined);
+  assert.deepEqual(resolveChoice({ kind: "answer", text: "t" }, groups)?.proposal, {
+    kind: "answer",
+    text: "t",
+  });
+  assert.equal(resolveChoice({ kind: "answer", text: " " }, groups), undefined);
+  assert.equal(resolveChoice({ ...b, input: { command: "ls" } }, groups)?.proposal, b);
+  assert.equal(resolveChoice({ ...b, input: { command: "rm -rf /" } }, groups), undefined);
+  assert.equal(resolveChoice(undefined, groups), undefined);
 });
