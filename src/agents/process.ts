@@ -62,6 +62,11 @@ export class LineSplitter {
 
   constructor(readonly maxLineBytes: number, readonly overflow: "drop" | "truncate") {}
 
+  /** Bytes of the current, unfinished line held in memory (never above `maxLineBytes`). */
+  get bufferedBytes(): number {
+    return this.#size;
+  }
+
   push(chunk: Uint8Array): string[] {
     const lines: string[] = [];
     let start = 0;

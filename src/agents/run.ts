@@ -177,6 +177,7 @@ function failureReason(
     const stderr = lastStderr ? `; stderr: ${oneLine(lastStderr, 200)}` : "";
     return `exited 0 without a result${invalid}${stderr}`;
   }
+  if (!output.answer.trim()) return "exited 0 with an empty answer";
   return undefined;
 }
 

@@ -1,0 +1,235 @@
+import assert from "node:assert/strict";
+import { claudeAdapter, createClaudeParser } from "../../src/agents/claude.ts";
+import type { ParsedLine } from "../../src/agents/types.ts";
+import type { AgentConfig } from "../../src/config.ts";
+
+// Samples in the shapes `claude -p --output-format stream-json --verbose` prints (our own text).
+const SESSION = { session_id: "s-1", uuid: "u" };
+const init = {
+  type: "system",
+  subtype: "init",
+  cwd: "/work/proj",
+  tools: ["Bash", "Read"],
+  model: "claude-opus-4-8[1m]",
+  ...SESSION,
+};
+const streamEvent = (event: unknown, parent: string | null = null) => ({
+  type: "stream_event",
+  event,
+  parent_tool_use_id: parent,
+  ...SESSION,
+});
+const messageStart = (id: string, input: number) =>
+  streamEvent({
+    type: "message_start",
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      content: [],
+      usage: { input_tokens: input, output_tokens: 1, cache_read_input_tokens: 5 },
+    },
+  });
+const textStart = (index: number) =>
+  streamEvent({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+const textDelta = (index: number, text: string) =>
+  streamEvent({ type: "content_block_delta", index, delta: { type: "text_delta", text } });
+const thinkingDelta = streamEvent({
+  type: "content_block_delta",
+  index: 0,
+  delta: { type: "thinking_delta", thinking: "pondering" },
+});
+const messageDelta = (output: number) =>
+  streamEvent({
+    type: "message_delta",
+    delta: { stop_reason: "end_turn" },
+    usage: { input_tokens: 10, output_tokens: output },
+  });
+const assistant = (id: string, block: unknown, parent: string | null = null, model = "m") => ({
+  type: "assistant",
+  message: { id, type: "message", role: "assistant", model, content: [block], stop_reason: null },
+  parent_tool_use_id: parent,
+  ...SESSION,
+});
+const result = (fields: Record<string, unknown>) => ({
+  type: "result",
+  subtype: "success",
+  is_error: false,
+  result: "Final answer.",
+  total_cost_usd: 0.0123,
+  usage: {
+    input_tokens: 100,
+    cache_creation_input_tokens: 20,
+    cache_read_input_tokens: 30,
+    output_tokens: 40,
+  },
+  ...SESSION,
+  ...fields,
+});
+
+function parseAll(lines: unknown[], cwd?: string): ParsedLine[] {
+  const parse = createClaudeParser({ cwd });
+  return lines.flatMap((line) => parse(typeof line === "string" ? line : JSON.stringify(line)));
+}
+
+const texts = (parsed: ParsedLine[]) =>
+  parsed.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
+const activities = (parsed: ParsedLine[]) =>
+  parsed.flatMap((p) => (p.type === "activity" ? [p.text] : []));
+
+Deno.test("claude parser: live text comes from text deltas, not repeated from assistant blocks", () => {
+  const parsed = parseAll([
+    init,
+    messageStart("msg_1", 12),
+    thinkingDelta,
+    textStart(1),
+    textDelta(1, "Hello "),
+    textDelta(1, "world"),
+    assistant("msg_1", { type: "text", text: "Hello world" }),
+    messageDelta(6),
+    result({ result: "Hello world" }),
+  ]);
+  assert.equal(texts(parsed), "Hello world");
+  const final = parsed.find((p) => p.type === "final");
+  assert.deepEqual(final, { type: "final", text: "Hello world", error: undefined });
+});
+
+Deno.test("claude parser: without deltas the assistant text blocks are the text", () => {
+  const parsed = parseAll([
+    init,
+    assistant("msg_1", { type: "text", text: "I will read the file." }),
+    assistant("msg_1", {
+      type: "tool_use",
+      id: "t1",
+      name: "Read",
+      input: { file_path: "/work/proj/notes.txt" },
+    }),
+    assistant("msg_2", { type: "text", text: "It says hi." }),
+    result({ result: "It says hi." }),
+  ], "/work/proj");
+  assert.equal(texts(parsed), "I will read the file.\n\nIt says hi.");
+  assert.deepEqual(activities(parsed), ["Read notes.txt"]);
+  assert.equal(parsed.findLast((p) => p.type === "final")?.type, "final");
+});
+
+Deno.test("claude parser: a second text block after a tool call is separated by a blank line", () => {
+  const parsed = parseAll([
+    messageStart("msg_1", 10),
+    textStart(0),
+    textDelta(0, "Looking."),
+    assistant("msg_1", { type: "tool_use", id: "t", name: "Bash", input: { command: "ls -la" } }),
+    messageStart("msg_2", 20),
+    textStart(0),
+    textDelta(0, "Done."),
+  ]);
+  assert.equal(texts(parsed), "Looking.\n\nDone.");
+  assert.deepEqual(activities(parsed), ["$ ls -la"]);
+});
+
+Deno.test("claude parser: subagent lines add activity but no text", () => {
+  const parsed = parseAll([
+    assistant("msg_1", {
+      type: "tool_use",
+      id: "t",
+      name: "Agent",
+      input: { description: "Find notes", subagent_type: "Explore" },
+    }),
+    assistant("sub_1", { type: "text", text: "subagent says" }, "t"),
+    assistant(
+      "sub_1",
+      { type: "tool_use", id: "t2", name: "Grep", input: { pattern: "TODO" } },
+      "t",
+    ),
+    streamEvent({ type: "content_block_delta", delta: { type: "text_delta", text: "x" } }, "t"),
+  ]);
+  assert.equal(texts(parsed), "");
+  assert.deepEqual(activities(parsed), ["Agent: Find notes", "Grep TODO"]);
+});
+
+Deno.test("claude parser: running usage sums messages; result usage includes cache tokens and cost", () => {
+  const parse = createClaudeParser();
+  const usageOf = (line: unknown) => parse(JSON.stringify(line)).find((p) => p.type === "usage");
+  assert.deepEqual(usageOf(messageStart("a", 12)), {
+    type: "usage",
+    inputTokens: 17,
+    outputTokens: 1,
+  });
+  assert.deepEqual(usageOf(messageDelta(6)), { type: "usage", inputTokens: 17, outputTokens: 6 });
+  assert.deepEqual(usageOf(messageStart("b", 3)), {
+    type: "usage",
+    inputTokens: 25,
+    outputTokens: 7,
+  });
+  assert.deepEqual(usageOf(result({})), {
+    type: "usage",
+    inputTokens: 150,
+    outputTokens: 40,
+    costUsd: 0.0123,
+  });
+});
+
+Deno.test("claude parser: is_error result and error subtypes become final errors", () => {
+  const overloaded = parseAll([
+    { type: "system", subtype: "api_retry", attempt: 1, max_retries: 2, error_status: 529 },
+    assistant("x", { type: "text", text: "API Error: 529 overloaded" }, null, "<synthetic>"),
+    result({ is_error: true, result: "API Error: 529 overloaded", total_cost_usd: 0 }),
+  ]);
+  assert.deepEqual(activities(overloaded), ["API retry 1/2 (529)"]);
+  assert.equal(texts(overloaded), "", "the CLI's own error note is not answer text");
+  const final = overloaded.find((p) => p.type === "final");
+  assert.equal(final?.type === "final" && final.error, "API Error: 529 overloaded");
+
+  const maxTurns = parseAll([
+    result({ subtype: "error_max_turns", result: undefined, errors: ["hit the limit"] }),
+  ]);
+  const f2 = maxTurns.find((p) => p.type === "final");
+  assert.equal(f2?.type === "final" && f2.error, "error_max_turns: hit the limit");
+});
+
+Deno.test("claude parser: non-JSON lines are reported invalid, blank lines ignored", () => {
+  const parse = createClaudeParser();
+  assert.deepEqual(parse("Warning: something"), [{ type: "invalid", line: "Warning: something" }]);
+  assert.deepEqual(parse("{not json"), [{ type: "invalid", line: "{not json" }]);
+  assert.deepEqual(parse("   "), []);
+  assert.deepEqual(parse(JSON.stringify({ type: "rate_limit_event" })), []);
+});
+
+const agent = (args: string[] = []): AgentConfig => ({
+  name: "claude",
+  runner: "claude",
+  model: "opus",
+  args,
+  env: {},
+  timeoutMs: 1000,
+});
+
+Deno.test("claude argv: stream-json with --verbose and partial messages, full-auto, model", () => {
+  const argv = claudeAdapter.argv(agent(["--max-turns", "5"]), { role: "child", model: "sonnet" });
+  assert.deepEqual(argv.slice(0, 7), [
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--include-partial-messages",
+    "--model",
+    "sonnet",
+  ]);
+  assert.ok(argv.includes("--dangerously-skip-permissions"));
+  assert.deepEqual(argv.slice(-2), ["--max-turns", "5"]);
+  assert.ok(!argv.includes("--tools"), "children keep their tools");
+});
+
+Deno.test("claude argv: a configured permission mode replaces full-auto; the judge gets no tools", () => {
+  const argv = claudeAdapter.argv(agent(["--permission-mode", "plan"]), {
+    role: "judge",
+    model: "haiku",
+  });
+  assert.ok(!argv.includes("--dangerously-skip-permissions"));
+  const tools = argv.indexOf("--tools");
+  assert.equal(argv[tools + 1], "");
+});
+
+Deno.test("claude env: IS_SANDBOX=1 only when running as root", () => {
+  assert.deepEqual(claudeAdapter.env?.({ isRoot: true }), { IS_SANDBOX: "1" });
+  assert.deepEqual(claudeAdapter.env?.({ isRoot: false }), {});
+});

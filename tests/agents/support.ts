@@ -1,0 +1,60 @@
+/** Shared helpers of the agents tests: a runner with a clean base env, pid checks, events. */
+import { type AgentRunnerOptions, createAgentRunner } from "../../src/agents/run.ts";
+import type { AgentEvent, RunAgent } from "../../src/agents/types.ts";
+
+/** Only what a child needs to start (node via PATH); nothing from the tester's shell. */
+export function cleanBaseEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...extra };
+}
+
+export function testRunner(options: Partial<AgentRunnerOptions> = {}): RunAgent {
+  return createAgentRunner({
+    passApiKeys: false,
+    selfOrigins: () => [],
+    pricing: {},
+    baseEnv: cleanBaseEnv(),
+    killGraceMs: 300,
+    ...options,
+  });
+}
+
+/** True when the process no longer runs (gone, or a zombie nobody has reaped yet). */
+export function isGone(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+/** Collects a run's events; `text` joins the streamed text. */
+export class EventLog {
+  events: AgentEvent[] = [];
+  readonly onEvent = (event: AgentEvent) => {
+    this.events.push(event);
+  };
+  get text(): string {
+    return this.events.flatMap((e) => (e.type === "text" ? [e.text] : [])).join("");
+  }
+  get pid(): number | undefined {
+    const started = this.events.find((e) => e.type === "started");
+    return started?.type === "started" ? started.pid : undefined;
+  }
+  ofType<T extends AgentEvent["type"]>(type: T): Extract<AgentEvent, { type: T }>[] {
+    return this.events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type);
+  }
+}
+
+export async function readPids(path: string): Promise<number[]> {
+  const text = await Deno.readTextFile(path);
+  return text.split("\n").filter(Boolean).map(Number);
+}
+
+/** A temp directory removed when the `await using` scope ends. */
+export async function tempDir(
+  prefix = "council-test-",
+): Promise<{ path: string } & AsyncDisposable> {
+  const path = await Deno.realPath(await Deno.makeTempDir({ prefix }));
+  return { path, [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }) };
+}
