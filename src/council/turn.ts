@@ -32,7 +32,7 @@ import { type LineLevel, Narrator, oneLine, recapLine } from "./progress.ts";
 import { actionPrompt, answerPrompt, selectionPrompt, synthesisPrompt } from "./prompts.ts";
 import { AsyncQueue } from "./queue.ts";
 import { sessionCap, SessionStore } from "./session.ts";
-import type { Outcome, RunTurn, TurnEvent, TurnRequest } from "./types.ts";
+import type { Outcome, RunTurn, TurnEvent, TurnRequest, TurnUsage } from "./types.ts";
 
 export interface CouncilDeps {
   config: Readonly<Config>;
@@ -42,6 +42,19 @@ export interface CouncilDeps {
   random?: () => number;
   /** Session counters; pass one to pre-fill it (e.g. from a ledger). Default: a fresh store. */
   sessions?: SessionStore;
+  /** Called once per turn after its spend is booked (e.g. to append to a ledger). */
+  onTurnEnd?: (record: TurnRecord) => void;
+}
+
+/** One finished turn, as a ledger would keep it. */
+export interface TurnRecord {
+  turnId: string;
+  sessionKey: string;
+  usage: TurnUsage;
+  /** The session's counters after this turn. */
+  sessionTurns: number;
+  sessionUsd: number;
+  outcomeKind: Outcome["kind"];
 }
 
 export interface Council {
@@ -56,6 +69,7 @@ interface TurnEnv {
   clock: Clock;
   random: () => number;
   sessions: SessionStore;
+  onTurnEnd?: (record: TurnRecord) => void;
 }
 
 const logger = getLogger(["council-gateway", "council"]);
@@ -67,6 +81,7 @@ export function createCouncil(deps: CouncilDeps): Council {
     clock: deps.clock ?? systemClock,
     random: deps.random ?? Math.random,
     sessions: deps.sessions ?? new SessionStore(deps.config.sessionCapacity),
+    onTurnEnd: deps.onTurnEnd,
   };
   return { sessions: env.sessions, runTurn: (request, signal) => turnEvents(env, request, signal) };
 }
@@ -522,24 +537,38 @@ class Turn {
 
   #finish(outcome: Outcome): void {
     if (this.#done) return;
+    const { sessions } = this.#env;
+    const key = this.#request.sessionKey;
     const wallMs = this.#env.clock.now() - this.#startedAt;
     const usage = this.#meter.usage(wallMs);
     if (this.#meter.calls > 0) {
-      const session = this.#env.sessions.touch(this.#request.sessionKey);
-      const sessionUsd = this.#env.sessions.addSpend(this.#request.sessionKey, usage.usd);
       const recap = this.#recap();
       this.#log.info("{recap}", { recap, ...usage, estimated: this.#meter.estimated });
-      this.#log.info("session turns={turns} sessionUsd={sessionUsd}", {
-        turns: session.turns,
-        sessionUsd,
-        session: this.#request.sessionKey.slice(0, 12),
-      });
       if (!this.#answerStarted) this.#emit({ type: "progress", text: recap });
     }
+    const sessionUsd = sessions.addSpend(key, usage.usd);
+    const sessionTurns = sessions.peek(key)?.turns ?? 0;
+    this.#log.info("session turns={turns} sessionUsd={sessionUsd}", {
+      turns: sessionTurns,
+      sessionUsd,
+      session: key.slice(0, 12),
+    });
     this.#done = true;
     this.#log.info("turn done: {kind}", {
       kind: outcome.kind === "tool" ? `tool ${outcome.name}` : "answer",
     });
+    try {
+      this.#env.onTurnEnd?.({
+        turnId: this.#request.id,
+        sessionKey: key,
+        usage,
+        sessionTurns,
+        sessionUsd,
+        outcomeKind: outcome.kind,
+      });
+    } catch (err) {
+      this.#log.warn("onTurnEnd failed: {error}", { error: String(err) });
+    }
     this.#emit({ type: "done", outcome, usage });
   }
 }

@@ -240,3 +240,24 @@ Deno.test("real processes: cancelling a turn kills every child and grandchild", 
     for (const pid of grandchildren) assert.ok(!isAlive(pid), `grandchild ${pid} is dead`);
   });
 });
+
+Deno.test("real processes: interleaved child text reaches progress, never the answer", async () => {
+  await withTemp(async (dir) => {
+    const log = `${dir}/fake.log`;
+    const agents = threeFakes(log, {
+      claude: { reply: "alpha thinks\nsecond line", rules: [SYNTH_RULE("only the synthesis")] },
+      codex: { reply: "bravo thinks" },
+      gemini: { reply: "charlie thinks" },
+    });
+    const { runTurn } = createCouncil({
+      config: withAgents(agents, { fanOutPolicy: "always", progressDetail: "interleaved" }),
+      runAgent,
+    });
+    const turn = await collect(runTurn(testRequest(), new AbortController().signal));
+    assert.ok(turn.progress.includes("claude: alpha thinks"), JSON.stringify(turn.progress));
+    assert.ok(turn.progress.includes("claude: second line"));
+    assert.ok(turn.progress.includes("gemini: charlie thinks"));
+    assert.equal(turn.deltas.join(""), "only the synthesis");
+    assert.deepEqual(turn.outcome, { kind: "answer", text: "only the synthesis" });
+  });
+});

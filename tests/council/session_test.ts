@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
-import { createCouncil } from "../../src/council/turn.ts";
+import { createCouncil, type TurnRecord } from "../../src/council/turn.ts";
 import { sessionCap, SessionStore } from "../../src/council/session.ts";
 import { byAgent, collect, fakeAgents, testConfig, testRequest } from "./helpers.ts";
 
@@ -85,5 +85,29 @@ Deno.test("session cap: turns first, spend only when a cap is set", () => {
   assert.equal(
     sessionCap({ key: "k", turns: 0, usd: 2 }, { ...limits, maxSessionUsd: 2 })?.kind,
     "spend",
+  );
+});
+
+Deno.test("session: onTurnEnd receives each turn's usage and the session's running totals", async () => {
+  const records: TurnRecord[] = [];
+  const fake = fakeAgents(() => ({ text: "x", usage: { costUsd: 0.125 } }));
+  const { runTurn } = createCouncil({
+    config: testConfig({ fanOutPolicy: "never", maxTurns: 2 }),
+    runAgent: fake.runAgent,
+    clock: new FakeClock(),
+    onTurnEnd: (record) => records.push(record),
+  });
+  for (let i = 0; i < 3; i++) {
+    await collect(runTurn(testRequest({ sessionKey: "ledger" }), new AbortController().signal));
+  }
+  assert.deepEqual(
+    records.map((r) => [r.sessionKey, r.sessionTurns, r.sessionUsd, r.usage.calls, r.outcomeKind]),
+    [["ledger", 1, 0.125, 1, "answer"], ["ledger", 2, 0.25, 1, "answer"], [
+      "ledger",
+      2,
+      0.25,
+      0,
+      "answer",
+    ]],
   );
 });
