@@ -4,6 +4,7 @@
  */
 import { configureSync, getLogger, type LogLevel, type LogRecord } from "@logtape/logtape";
 import type { Logger } from "@logtape/logtape";
+import { CREDENTIAL_VARIABLES } from "./agents/env.ts";
 
 export type { Logger };
 
@@ -34,18 +35,12 @@ export function moduleLogger(module: string): Logger {
   return getLogger([ROOT_CATEGORY, module]);
 }
 
-/** Environment variables whose values are provider credentials (never logged). */
-export const SECRET_ENV_VARS = [
+/** Environment variables whose values are secrets: the agents' credential list plus ours. */
+export const SECRET_ENV_VARS: readonly string[] = [
   "SVC_GATEWAY_TOKEN",
-  "ANTHROPIC_API_KEY",
-  "ANTHROPIC_AUTH_TOKEN",
-  "CLAUDE_CODE_OAUTH_TOKEN",
-  "OPENAI_API_KEY",
-  "CODEX_API_KEY",
-  "GEMINI_API_KEY",
-  "GOOGLE_API_KEY",
   "COUNCIL_GATEWAY_TOKEN",
-] as const;
+  ...CREDENTIAL_VARIABLES,
+];
 
 /** Secrets shorter than this are not masked: they would mangle ordinary words. */
 const MIN_SECRET_LENGTH = 4;

@@ -14,11 +14,12 @@ import type { ProtocolHandler } from "./protocol/handler.ts";
 import { createMessagesHandler } from "./protocol/messages/handler.ts";
 import { createResponsesHandler } from "./protocol/responses/handler.ts";
 import { createAgentRunner } from "./agents/run.ts";
+import { COUNCIL_DEPTH_HEADER } from "./agents/env.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
-export const DEPTH_HEADER = "x-council-depth";
+export const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
 export const RECURSION_MESSAGE = "recursive call from a council child";
 
 /** The four endpoints of SPEC §4. */
