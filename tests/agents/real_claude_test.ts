@@ -11,27 +11,10 @@
  * ($COUNCIL_TEST_CLI_DIR overrides the directory; a `claude` on PATH is used otherwise.)
  */
 import assert from "node:assert/strict";
-import { findOnPath } from "../../src/config.ts";
 import type { AgentConfig } from "../../src/config.ts";
-import { cleanBaseEnv, EventLog, tempDir, testRunner } from "./support.ts";
+import { cleanBaseEnv, EventLog, findTestCli, tempDir, testRunner } from "./support.ts";
 
-function findClaude(): { path?: string; reason?: string } {
-  const dir = Deno.env.get("COUNCIL_TEST_CLI_DIR") ??
-    `${Deno.env.get("HOME") ?? ""}/.cache/council-gateway-test`;
-  const candidates = [`${dir}/node_modules/.bin/claude`, findOnPath("claude", Deno.env.get)];
-  for (const path of candidates) {
-    if (!path) continue;
-    try {
-      const out = new Deno.Command(path, { args: ["--version"], stdout: "piped", stderr: "piped" })
-        .outputSync();
-      const version = new TextDecoder().decode(out.stdout);
-      if (out.success && /Claude Code/.test(version)) return { path };
-    } catch { /* not runnable */ }
-  }
-  return { reason: `claude CLI not installed (looked in ${dir}/node_modules/.bin and PATH)` };
-}
-
-const claude = findClaude();
+const claude = findTestCli("claude", /Claude Code/);
 if (!claude.path) console.log(`real_claude_test: skipped: ${claude.reason}`);
 
 interface SeenRequest {

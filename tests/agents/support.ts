@@ -1,6 +1,7 @@
 /** Shared helpers of the agents tests: a runner with a clean base env, pid checks, events. */
 import { type AgentRunnerOptions, createAgentRunner } from "../../src/agents/run.ts";
 import type { AgentEvent, RunAgent } from "../../src/agents/types.ts";
+import { findOnPath } from "../../src/config.ts";
 
 /** Only what a child needs to start (node via PATH); nothing from the tester's shell. */
 export function cleanBaseEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -57,4 +58,22 @@ export async function tempDir(
 ): Promise<{ path: string } & AsyncDisposable> {
   const path = await Deno.realPath(await Deno.makeTempDir({ prefix }));
   return { path, [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }) };
+}
+
+/**
+ * A real agent CLI for the real-CLI tests: `$COUNCIL_TEST_CLI_DIR/node_modules/.bin/<name>`
+ * (default ~/.cache/council-gateway-test), else PATH; it must answer `--version`.
+ */
+export function findTestCli(name: string, version: RegExp): { path?: string; reason?: string } {
+  const dir = Deno.env.get("COUNCIL_TEST_CLI_DIR") ??
+    `${Deno.env.get("HOME") ?? ""}/.cache/council-gateway-test`;
+  for (const path of [`${dir}/node_modules/.bin/${name}`, findOnPath(name, Deno.env.get)]) {
+    if (!path) continue;
+    try {
+      const out = new Deno.Command(path, { args: ["--version"], stdout: "piped", stderr: "piped" })
+        .outputSync();
+      if (out.success && version.test(new TextDecoder().decode(out.stdout))) return { path };
+    } catch { /* not runnable */ }
+  }
+  return { reason: `${name} CLI not installed (looked in ${dir}/node_modules/.bin and PATH)` };
 }
