@@ -60,10 +60,16 @@ export function sseResponse(options: SseOptions): Response {
     stopTimer();
     options.requestSignal?.removeEventListener("abort", onRequestAbort);
   };
+  function close() {
+    try {
+      controller.close();
+    } catch { /* already closed or cancelled by the consumer */ }
+  }
   function clientGone(why: string) {
     if (closed) return;
     closed = true;
     cleanup();
+    close();
     logger.debug("SSE client gone: {why}", { why });
     disconnect.abort(new DOMException(why, "AbortError"));
   }
@@ -81,9 +87,7 @@ export function sseResponse(options: SseOptions): Response {
     if (closed) return;
     closed = true;
     cleanup();
-    try {
-      controller.close();
-    } catch { /* already closed by the consumer */ }
+    close();
   }
 
   const body = new ReadableStream<Uint8Array>({

@@ -43,16 +43,29 @@ export class TurnIncompleteError extends Error {
   override name = "TurnIncompleteError";
 }
 
-/** Runs a turn to its `done` event, ignoring progress and deltas (non-streaming replies). */
+/**
+ * Runs a turn to its `done` event, ignoring progress and deltas (non-streaming replies).
+ * `clientSignal` aborts the turn only while it runs: Deno also aborts a request's signal once a
+ * reply has been delivered, which must not reach a turn that already finished.
+ */
 export async function collectTurn(
   runTurn: RunTurn,
   request: TurnRequest,
-  signal: AbortSignal,
+  clientSignal: AbortSignal,
 ): Promise<TurnResult> {
-  for await (const event of untilAborted<TurnEvent>(runTurn(request, signal), signal)) {
-    if (event.type === "done") return { outcome: event.outcome, usage: event.usage };
+  const turn = new AbortController();
+  const onAbort = () => turn.abort(clientSignal.reason);
+  if (clientSignal.aborted) onAbort();
+  else clientSignal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const events = runTurn(request, turn.signal);
+    for await (const event of untilAborted<TurnEvent>(events, turn.signal)) {
+      if (event.type === "done") return { outcome: event.outcome, usage: event.usage };
+    }
+  } finally {
+    clientSignal.removeEventListener("abort", onAbort);
   }
   throw new TurnIncompleteError(
-    signal.aborted ? "the client went away" : "the turn ended without a result",
+    turn.signal.aborted ? "the client went away" : "the turn ended without a result",
   );
 }

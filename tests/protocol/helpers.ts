@@ -40,9 +40,15 @@ export class ScriptedTurn {
   readonly signals: AbortSignal[] = [];
   /** Set when the generator ran its `finally` (the turn was ended or returned). */
   returned = false;
+  #returned = Promise.withResolvers<void>();
   #steps: Step[] = [];
   #wake: (() => void) | undefined;
   #called = Promise.withResolvers<void>();
+
+  /** Resolves when the generator has run its `finally`. */
+  get finished(): Promise<void> {
+    return this.#returned.promise;
+  }
 
   /** Resolves once the handler has called runTurn. */
   get called(): Promise<void> {
@@ -96,6 +102,7 @@ export class ScriptedTurn {
       }
     } finally {
       this.returned = true;
+      this.#returned.resolve();
     }
   }
 }
@@ -186,8 +193,8 @@ export function parseSse(text: string): RawFrame[] {
   return text.split("\n\n").filter((chunk) => chunk.trim()).map(parseFrame);
 }
 
-/** Reads SSE frames one by one as they arrive. */
-export class SseReader {
+/** Reads SSE frames one by one as they arrive; disposing it cancels the body. */
+export class SseReader implements AsyncDisposable {
   #reader: ReadableStreamDefaultReader<string>;
   #buffer = "";
   readonly frames: RawFrame[] = [];
@@ -230,6 +237,66 @@ export class SseReader {
   }
 
   async cancel(): Promise<void> {
-    await this.#reader.cancel();
+    await this.#reader.cancel().catch(() => {});
   }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.cancel();
+  }
+}
+
+/**
+ * Asserts the Messages stream grammar on decoded frames: every frame names its event and the
+ * name equals `type`; message_start first; blocks strictly sequential with consecutive indices,
+ * deltas only to the open block; message_delta (with usage) then message_stop last. Pings and a
+ * final error are allowed anywhere.
+ */
+// deno-lint-ignore no-explicit-any
+export function assertMessagesGrammar(frames: { event: string | undefined; data: any }[]): void {
+  const fail = (why: string, i: number) => {
+    throw new Error(`frame ${i} (${frames[i]?.event}): ${why}`);
+  };
+  let open: number | undefined;
+  let next = 0;
+  let sawDelta = false;
+  let stopped = false;
+  frames.forEach((frame, i) => {
+    if (!frame.event) fail("missing event: line", i);
+    if (frame.event !== frame.data?.type) fail(`event name != data.type ${frame.data?.type}`, i);
+    if (stopped) fail("frame after message_stop", i);
+    if (i === 0 && frame.event !== "message_start") fail("first frame must be message_start", i);
+    switch (frame.event) {
+      case "message_start":
+        if (i !== 0) fail("second message_start", i);
+        if (!(frame.data.message.usage.input_tokens > 0)) fail("input_tokens must be > 0", i);
+        break;
+      case "content_block_start":
+        if (open !== undefined) fail("a block is already open", i);
+        if (frame.data.index !== next) fail(`expected index ${next}`, i);
+        open = frame.data.index;
+        break;
+      case "content_block_delta":
+        if (frame.data.index !== open) fail("delta to a block that is not open", i);
+        break;
+      case "content_block_stop":
+        if (frame.data.index !== open) fail("stop of a block that is not open", i);
+        open = undefined;
+        next++;
+        break;
+      case "message_delta":
+        if (open !== undefined) fail("message_delta with an open block", i);
+        if (typeof frame.data.usage?.output_tokens !== "number") fail("usage.output_tokens", i);
+        sawDelta = true;
+        break;
+      case "message_stop":
+        if (!sawDelta) fail("message_stop before message_delta", i);
+        stopped = true;
+        break;
+      case "ping":
+      case "error":
+        break;
+      default:
+        fail("unknown event", i);
+    }
+  });
 }

@@ -1,5 +1,89 @@
-/** POST /v1/messages (placeholder until the Messages protocol lands). */
-import type { ProtocolFactory } from "../handler.ts";
+/** POST /v1/messages: validate the body, run a council turn, answer as JSON or SSE. */
+import { getLogger } from "@logtape/logtape";
+import type { Context } from "hono";
+import { newTurnRequest } from "../../council/request.ts";
+import type { TurnRequest } from "../../council/types.ts";
+import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../credentials.ts";
+import type { ProtocolDeps, ProtocolFactory } from "../handler.ts";
+import { newId } from "../ids.ts";
+import { describeInvalid } from "../invalid.ts";
+import { streamTurn, TURN_FAILED } from "../stream_turn.ts";
+import { collectTurn } from "../turn.ts";
+import { inputTokensOf, outputTokensOf } from "../usage.ts";
+import { messagesError, messagesReply } from "./reply.ts";
+import { type MessagesRequest, MessagesRequestSchema, messagesTurnInput } from "./request.ts";
+import { MessagesStream } from "./stream.ts";
 
-export const createMessagesHandler: ProtocolFactory = () => (c) =>
-  c.json({ type: "error", error: { type: "api_error", message: "not implemented" } }, 501);
+const logger = getLogger(["council-gateway", "messages"]);
+
+function streamReply(
+  deps: ProtocolDeps,
+  c: Context,
+  request: TurnRequest,
+  inputTokens: number,
+): Response {
+  const renderer = new MessagesStream({
+    id: newId("msg_"),
+    model: request.model,
+    inputTokens,
+    progress: deps.streamProgress,
+  });
+  return streamTurn({
+    runTurn: deps.runTurn,
+    request,
+    renderer,
+    keepAliveMs: deps.keepAliveMs,
+    clock: deps.clock,
+    requestSignal: c.req.raw.signal,
+    log: logger.with({ turn: request.id }),
+  });
+}
+
+async function jsonReply(
+  deps: ProtocolDeps,
+  c: Context,
+  request: TurnRequest,
+  inputTokens: number,
+): Promise<Response> {
+  const { outcome, usage } = await collectTurn(deps.runTurn, request, c.req.raw.signal);
+  return c.json(
+    messagesReply(request.model, outcome, {
+      inputTokens,
+      outputTokens: outputTokensOf(outcome, usage),
+    }),
+  );
+}
+
+async function handle(deps: ProtocolDeps, c: Context, parsed: MessagesRequest): Promise<Response> {
+  const credentials = hostCredentials(c.req.raw.headers, ANTHROPIC_CREDENTIALS, deps);
+  const input = messagesTurnInput(parsed, credentials);
+  const request = await newTurnRequest(input);
+  const inputTokens = inputTokensOf(input);
+  logger.with({ turn: request.id }).info(
+    "messages turn: model={model} stream={stream} tools={tools} continuation={continuation}",
+    {
+      model: request.model,
+      stream: parsed.stream === true,
+      tools: request.tools.length,
+      continuation: request.continuation,
+    },
+  );
+  return parsed.stream === true
+    ? streamReply(deps, c, request, inputTokens)
+    : await jsonReply(deps, c, request, inputTokens);
+}
+
+export const createMessagesHandler: ProtocolFactory = (deps) => async (c, body) => {
+  const parsed = MessagesRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    const invalid = describeInvalid(parsed.error, body);
+    logger.info("rejected Messages request: {message}", { message: invalid.message });
+    return c.json(messagesError("invalid_request_error", invalid.message), 400);
+  }
+  try {
+    return await handle(deps, c, parsed.data);
+  } catch (error) {
+    logger.error("Messages request failed: {error}", { error: String(error) });
+    return c.json(messagesError("api_error", TURN_FAILED), 500);
+  }
+};

@@ -1,0 +1,74 @@
+/**
+ * Non-streaming Messages replies: the assistant message for an outcome, and the error envelope.
+ */
+import type { Outcome } from "../../council/types.ts";
+import { newId } from "../ids.ts";
+
+export interface MessagesUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+export type StopReason = "end_turn" | "tool_use";
+
+export type ReplyBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
+
+export interface MessagesReply {
+  id: string;
+  type: "message";
+  role: "assistant";
+  model: string;
+  content: ReplyBlock[];
+  stop_reason: StopReason;
+  stop_sequence: null;
+  usage: MessagesUsage;
+}
+
+export function messagesUsage(inputTokens: number, outputTokens: number): MessagesUsage {
+  return {
+    input_tokens: inputTokens,
+    output_tokens: outputTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
+}
+
+export function stopReasonOf(outcome: Outcome): StopReason {
+  return outcome.kind === "tool" ? "tool_use" : "end_turn";
+}
+
+/** The one content block an outcome becomes. */
+export function outcomeBlock(outcome: Outcome): ReplyBlock {
+  return outcome.kind === "tool"
+    ? { type: "tool_use", id: newId("toolu_"), name: outcome.name, input: outcome.input }
+    : { type: "text", text: outcome.text };
+}
+
+/** The whole assistant message for a finished turn (model = what the host asked for). */
+export function messagesReply(
+  model: string,
+  outcome: Outcome,
+  usage: { inputTokens: number; outputTokens: number },
+): MessagesReply {
+  return {
+    id: newId("msg_"),
+    type: "message",
+    role: "assistant",
+    model,
+    content: [outcomeBlock(outcome)],
+    stop_reason: stopReasonOf(outcome),
+    stop_sequence: null,
+    usage: messagesUsage(usage.inputTokens, usage.outputTokens),
+  };
+}
+
+export type MessagesErrorType = "invalid_request_error" | "api_error" | "overloaded_error";
+
+/** `{type:"error", error:{type, message}}` — the envelope for HTTP errors and SSE `error`. */
+export function messagesError(type: MessagesErrorType, message: string) {
+  return { type: "error" as const, error: { type, message } };
+}
