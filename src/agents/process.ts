@@ -138,8 +138,21 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * SIGTERM to the group, then SIGKILL once `graceMs` has passed with members still alive.
  * (Members that died but were not reaped by init still count: the grace is then waited out.)
  */
-async function terminateGroup(pid: number, graceMs: number): Promise<void> {
-  if (!signalGroup(pid, "SIGTERM")) return;
+async function terminateGroup(
+  child: Deno.ChildProcess,
+  graceMs: number,
+  exited: () => boolean,
+): Promise<void> {
+  const pid = child.pid;
+  if (!signalGroup(pid, "SIGTERM")) {
+    // No group to signal (gone, or a platform without process groups): end the child itself.
+    if (!exited()) {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+    }
+    return;
+  }
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline) {
     await sleep(Math.max(1, Math.min(PROBE_MS, deadline - Date.now())));
@@ -275,7 +288,8 @@ export async function runChild(request: SpawnRequest): Promise<ChildExit> {
   request.onSpawn?.(child.pid);
 
   let ending: Promise<void> | undefined;
-  const endGroup = () => (ending ??= terminateGroup(child.pid, request.killGraceMs));
+  let exited = false;
+  const endGroup = () => (ending ??= terminateGroup(child, request.killGraceMs, () => exited));
   const timer = request.clock.setTimeout(() => {
     exit.timedOut = true;
     endGroup();
@@ -308,6 +322,7 @@ export async function runChild(request: SpawnRequest): Promise<ChildExit> {
   const stderr = pump(child.stderr, (bytes) => stderrLines.push(bytes).forEach(keepStderr));
 
   const status = await child.status;
+  exited = true;
   request.clock.clearTimeout(timer);
   request.signal?.removeEventListener("abort", onAbort);
   // Grandchildren left in the group are ended too; they may hold the pipes open.
