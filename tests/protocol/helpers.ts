@@ -300,3 +300,95 @@ export function assertMessagesGrammar(frames: { event: string | undefined; data:
     }
   });
 }
+
+/**
+ * Asserts the Responses stream grammar on decoded frames: `type` on every event (equal to the
+ * `event:` name), `sequence_number` 0, 1, 2, …; created first and a terminal event last; items
+ * added at the next output_index and closed before the next opens; deltas only to the open item
+ * with its id; `output_item.done` carrying the complete item (the text of its deltas); and
+ * `response.completed` listing exactly the done items. No top-level `error` key anywhere.
+ */
+// deno-lint-ignore no-explicit-any
+export function assertResponsesGrammar(frames: { event: string | undefined; data: any }[]): void {
+  const fail = (why: string, i: number) => {
+    throw new Error(`event ${i} (${frames[i]?.data?.type}): ${why}`);
+  };
+  // deno-lint-ignore no-explicit-any
+  const doneItems: any[] = [];
+  let open: { id: string; index: number; text: string } | undefined;
+  let terminal = false;
+  frames.forEach((frame, i) => {
+    const data = frame.data;
+    if (frame.event !== data.type) fail("event name != type", i);
+    if (data.sequence_number !== i) fail(`sequence_number ${data.sequence_number} != ${i}`, i);
+    if ("error" in data) fail("top-level error key", i);
+    if (terminal) fail("event after the terminal event", i);
+    if (i === 0 && data.type !== "response.created") {
+      fail("first event must be response.created", i);
+    }
+    const at = () => {
+      if (!open || data.item_id !== open.id || data.output_index !== open.index) {
+        fail("event for an item that is not open", i);
+      }
+    };
+    switch (data.type) {
+      case "response.created":
+      case "response.in_progress":
+        if (data.response.status !== "in_progress") fail("status", i);
+        break;
+      case "response.output_item.added":
+        if (open) fail("an item is already open", i);
+        if (data.output_index !== doneItems.length) fail("output_index not the next", i);
+        open = { id: data.item.id, index: data.output_index, text: "" };
+        break;
+      case "response.reasoning_summary_part.added":
+      case "response.content_part.added":
+        at();
+        break;
+      case "response.reasoning_summary_text.delta":
+      case "response.output_text.delta":
+        at();
+        open!.text += data.delta;
+        break;
+      case "response.reasoning_summary_text.done":
+      case "response.output_text.done":
+        at();
+        if (data.text !== open!.text) fail("done text != deltas", i);
+        break;
+      case "response.reasoning_summary_part.done":
+      case "response.content_part.done":
+        at();
+        if (data.part.text !== open!.text) fail("part text != deltas", i);
+        break;
+      case "response.output_item.done": {
+        if (!open || data.item.id !== open.id || data.output_index !== open.index) {
+          fail("done for an item that is not open", i);
+        }
+        const item = data.item;
+        const text = item.type === "message" ? item.content?.[0]?.text : item.summary?.[0]?.text;
+        if (text !== open!.text) fail("output_item.done is not the complete item", i);
+        if (item.type === "message" && item.status !== "completed") fail("message status", i);
+        doneItems.push(item);
+        open = undefined;
+        break;
+      }
+      case "response.completed":
+        if (open) fail("completed with an open item", i);
+        if (JSON.stringify(data.response.output) !== JSON.stringify(doneItems)) {
+          fail("completed output != done items", i);
+        }
+        for (const key of ["input_tokens", "output_tokens", "total_tokens"]) {
+          if (typeof data.response.usage?.[key] !== "number") fail(`usage.${key}`, i);
+        }
+        terminal = true;
+        break;
+      case "response.failed":
+        if (data.response.status !== "failed" || !data.response.error?.code) fail("error", i);
+        terminal = true;
+        break;
+      default:
+        fail("unexpected event", i);
+    }
+  });
+  if (!terminal) throw new Error("stream has no terminal event");
+}

@@ -1,5 +1,90 @@
-/** POST /v1/responses (placeholder until the Responses protocol lands). */
-import type { ProtocolFactory } from "../handler.ts";
+/** POST /v1/responses: validate the body, run an answer-only council turn, reply as JSON or SSE. */
+import { getLogger } from "@logtape/logtape";
+import type { Context } from "hono";
+import { systemClock } from "../../clock.ts";
+import { newTurnRequest } from "../../council/request.ts";
+import type { TurnRequest } from "../../council/types.ts";
+import { hostCredentials, OPENAI_CREDENTIALS } from "../credentials.ts";
+import type { ProtocolDeps, ProtocolFactory } from "../handler.ts";
+import { newId } from "../ids.ts";
+import { describeInvalid } from "../invalid.ts";
+import { streamTurn, TURN_FAILED } from "../stream_turn.ts";
+import { collectTurn } from "../turn.ts";
+import { inputTokensOf } from "../usage.ts";
+import {
+  answerText,
+  answerTokens,
+  messageItem,
+  type ResponseHead,
+  responseObject,
+  responsesError,
+  responsesUsage,
+} from "./reply.ts";
+import { type ResponsesRequest, ResponsesRequestSchema, responsesTurnInput } from "./request.ts";
+import { ResponsesStream } from "./stream.ts";
 
-export const createResponsesHandler: ProtocolFactory = () => (c) =>
-  c.json({ error: { type: "server_error", message: "not implemented" } }, 501);
+const logger = getLogger(["council-gateway", "responses"]);
+
+async function jsonReply(
+  deps: ProtocolDeps,
+  c: Context,
+  request: TurnRequest,
+  head: ResponseHead,
+  inputTokens: number,
+): Promise<Response> {
+  const { outcome, usage } = await collectTurn(deps.runTurn, request, c.req.raw.signal);
+  return c.json(responseObject(
+    head,
+    "completed",
+    [messageItem(newId("msg_"), answerText(outcome), "completed")],
+    responsesUsage(inputTokens, answerTokens(outcome, usage)),
+  ));
+}
+
+async function handle(deps: ProtocolDeps, c: Context, parsed: ResponsesRequest): Promise<Response> {
+  const credentials = hostCredentials(c.req.raw.headers, OPENAI_CREDENTIALS, deps);
+  const input = responsesTurnInput(parsed, credentials);
+  const request = await newTurnRequest(input);
+  const inputTokens = inputTokensOf(input);
+  const head: ResponseHead = {
+    id: newId("resp_"),
+    model: request.model,
+    createdAt: Math.floor((deps.clock ?? systemClock).now() / 1000),
+    instructions: parsed.instructions ?? null,
+  };
+  const log = logger.with({ turn: request.id });
+  log.info("responses turn: model={model} stream={stream} continuation={continuation}", {
+    model: request.model,
+    stream: parsed.stream === true,
+    continuation: request.continuation,
+  });
+  if (parsed.stream !== true) return await jsonReply(deps, c, request, head, inputTokens);
+  return streamTurn({
+    runTurn: deps.runTurn,
+    request,
+    renderer: new ResponsesStream({ head, inputTokens, progress: deps.streamProgress }),
+    keepAliveMs: deps.keepAliveMs,
+    clock: deps.clock,
+    requestSignal: c.req.raw.signal,
+    log,
+  });
+}
+
+export const createResponsesHandler: ProtocolFactory = (deps) => async (c, body) => {
+  const parsed = ResponsesRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    const invalid = describeInvalid(parsed.error, body);
+    logger.info("rejected Responses request: {message}", { message: invalid.message });
+    const code = invalid.missing ? "missing_required_parameter" : "invalid_value";
+    return c.json(
+      responsesError("invalid_request_error", invalid.message, invalid.param || null, code),
+      400,
+    );
+  }
+  try {
+    return await handle(deps, c, parsed.data);
+  } catch (error) {
+    logger.error("Responses request failed: {error}", { error: String(error) });
+    return c.json(responsesError("server_error", TURN_FAILED, null, "server_error"), 500);
+  }
+};

@@ -1,0 +1,232 @@
+/**
+ * The OpenAI Responses request body (zod, tolerant of unknown fields and item types) and its
+ * translation into the council's neutral `TurnInput` (always with an empty tool list, §1.1.8).
+ */
+import { z } from "zod";
+import type { TranscriptEntry, TurnInput } from "../../council/types.ts";
+import { isProgressItemId, isProgressMarker } from "../ids.ts";
+
+const TextPart = z.object({
+  type: z.enum(["input_text", "output_text", "text", "summary_text"]),
+  text: z.string(),
+});
+const Refusal = z.object({ type: z.literal("refusal"), refusal: z.string() });
+const ImagePart = z.object({ type: z.literal("input_image") });
+const FilePart = z.object({ type: z.literal("input_file"), filename: z.string().nullish() });
+/** Any part we do not interpret: tolerated. */
+const OtherPart = z.object({ type: z.literal("other"), originalType: z.string() });
+
+const KNOWN_PARTS = new Set([
+  "input_text",
+  "output_text",
+  "text",
+  "summary_text",
+  "refusal",
+  "input_image",
+  "input_file",
+]);
+const Part = z.preprocess(
+  (value) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+    const type = (value as { type?: unknown }).type;
+    return typeof type === "string" && !KNOWN_PARTS.has(type)
+      ? { type: "other", originalType: type }
+      : value;
+  },
+  z.discriminatedUnion("type", [TextPart, Refusal, ImagePart, FilePart, OtherPart], {
+    error: (issue) =>
+      issue.code === "invalid_union" ? "expected a content part with a string `type`" : undefined,
+  }),
+);
+type Part = z.infer<typeof Part>;
+
+/** A string is shorthand for one text part. */
+const Parts = z.preprocess(
+  (value) => (typeof value === "string" ? [{ type: "input_text", text: value }] : value),
+  z.array(Part, {
+    error: (issue) =>
+      issue.code === "invalid_type" ? "expected a string or an array of content parts" : undefined,
+  }),
+);
+
+const MessageItem = z.object({
+  type: z.literal("message"),
+  role: z.enum(["user", "assistant", "system", "developer"]),
+  content: Parts,
+});
+const FunctionCall = z.object({
+  type: z.literal("function_call"),
+  call_id: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+});
+const FunctionCallOutput = z.object({
+  type: z.literal("function_call_output"),
+  call_id: z.string(),
+  output: Parts,
+});
+const CustomToolCall = z.object({
+  type: z.literal("custom_tool_call"),
+  call_id: z.string(),
+  name: z.string(),
+  input: z.string(),
+});
+const CustomToolCallOutput = z.object({
+  type: z.literal("custom_tool_call_output"),
+  call_id: z.string(),
+  output: Parts,
+});
+const Reasoning = z.object({
+  type: z.literal("reasoning"),
+  id: z.string().optional(),
+  summary: z.array(z.object({ text: z.string() })).optional(),
+  encrypted_content: z.string().nullish(),
+});
+/** Item types we do not interpret (web search calls, compaction, item references, …). */
+const OtherItem = z.object({ type: z.literal("other"), originalType: z.string() });
+
+const ITEMS = [
+  MessageItem,
+  FunctionCall,
+  FunctionCallOutput,
+  CustomToolCall,
+  CustomToolCallOutput,
+  Reasoning,
+] as const;
+const KNOWN_ITEMS = new Set<string>(ITEMS.map((item) => item.shape.type.value));
+
+const Item = z.preprocess(
+  (value) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+    const item = value as { type?: unknown; role?: unknown };
+    // The short form `{role, content}` is a message.
+    if (item.type === undefined && item.role !== undefined) return { ...item, type: "message" };
+    return typeof item.type === "string" && !KNOWN_ITEMS.has(item.type)
+      ? { type: "other", originalType: item.type }
+      : value;
+  },
+  z.discriminatedUnion("type", [...ITEMS, OtherItem], {
+    error: (issue) =>
+      issue.code === "invalid_union" ? "expected an input item with a string `type`" : undefined,
+  }),
+);
+type Item = z.infer<typeof Item>;
+
+export const ResponsesRequestSchema = z.object({
+  model: z.string().min(1),
+  instructions: z.string().nullish(),
+  input: z.preprocess(
+    (
+      value,
+    ) => (typeof value === "string" ? [{ type: "message", role: "user", content: value }] : value),
+    z.array(Item, {
+      error: (issue) =>
+        issue.code === "invalid_type" ? "expected a string or an array of input items" : undefined,
+    }),
+  ),
+  // Declared tools never reach the council (answers only); any shape is accepted.
+  tools: z.array(z.unknown()).nullish(),
+  stream: z.boolean().nullish(),
+});
+export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;
+
+function partsText(parts: Part[]): string {
+  return parts.map((part) => {
+    switch (part.type) {
+      case "refusal":
+        return part.refusal;
+      case "input_image":
+        return "[image]";
+      case "input_file":
+        return `[file${part.filename ? `: ${part.filename}` : ""}]`;
+      case "other":
+        return "";
+      default:
+        return part.text;
+    }
+  }).filter((text) => text.length > 0).join("\n");
+}
+
+/** Our own progress reasoning item, sent back by the host (SPEC §6.3). */
+export function isOwnProgressItem(item: Item): boolean {
+  return item.type === "reasoning" &&
+    (isProgressItemId(item.id) || isProgressMarker(item.encrypted_content));
+}
+
+function parseArguments(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function itemEntry(item: Item): TranscriptEntry | undefined {
+  switch (item.type) {
+    case "message": {
+      const text = partsText(item.content);
+      // A developer message is the Responses name for a system message.
+      const kind = item.role === "developer" ? "system" : item.role;
+      return text ? { kind, text } : undefined;
+    }
+    case "function_call":
+      return {
+        kind: "tool_call",
+        id: item.call_id,
+        name: item.name,
+        input: parseArguments(item.arguments),
+      };
+    case "custom_tool_call":
+      return { kind: "tool_call", id: item.call_id, name: item.name, input: item.input };
+    case "function_call_output":
+    case "custom_tool_call_output":
+      return {
+        kind: "tool_result",
+        id: item.call_id,
+        text: partsText(item.output),
+        isError: false,
+      };
+    case "reasoning": {
+      // Ours is narration of an earlier turn; a real model's summary is kept as context.
+      if (isOwnProgressItem(item)) return undefined;
+      const text = (item.summary ?? []).map((s) => s.text).join("\n").trim();
+      return text ? { kind: "assistant", text } : undefined;
+    }
+    case "other":
+      return undefined;
+  }
+}
+
+/**
+ * The neutral turn input of a parsed Responses request. `instructions` plus the leading
+ * developer/system messages (Codex's base prompt) form the system prompt; later ones stay in
+ * the transcript as system entries, so the session key does not move when Codex adds one.
+ * Items we ignore (e.g. Codex's `additional_tools`) do not end the leading run.
+ */
+export function responsesTurnInput(
+  request: ResponsesRequest,
+  hostCredentials?: Record<string, string>,
+): TurnInput {
+  const system: string[] = request.instructions ? [request.instructions] : [];
+  const transcript: TranscriptEntry[] = [];
+  for (const item of request.input) {
+    const entry = itemEntry(item);
+    if (!entry) continue;
+    if (entry.kind === "system" && transcript.length === 0) system.push(entry.text);
+    else transcript.push(entry);
+  }
+  return {
+    model: request.model,
+    system: system.join("\n\n"),
+    transcript,
+    tools: [],
+    continuation: isContinuation(request.input),
+    ...(hostCredentials ? { hostCredentials } : {}),
+  };
+}
+
+/** SPEC §1.1.2: a continuation when the last input item is a function_call_output. */
+export function isContinuation(items: readonly Item[]): boolean {
+  const last = items.at(-1);
+  return last?.type === "function_call_output" || last?.type === "custom_tool_call_output";
+}
