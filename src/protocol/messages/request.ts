@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { ToolSpec, TranscriptEntry, TurnInput } from "../../council/types.ts";
 import { isProgressMarker } from "../ids.ts";
+import { listOrString, tolerantUnion } from "../schema.ts";
 
 const Text = z.object({ type: z.literal("text"), text: z.string() });
 const Image = z.object({
@@ -13,43 +14,14 @@ const Image = z.object({
     .optional(),
 });
 const Document = z.object({ type: z.literal("document"), title: z.string().nullish() });
-/** Any block type we do not interpret (server tool results, search results, …): tolerated. */
-const Other = z.object({ type: z.literal("other"), originalType: z.string() });
-
-/** A block union that tolerates unknown `type`s while still naming bad fields of known ones. */
-function blocks<const T extends readonly [z.ZodObject, ...z.ZodObject[]]>(options: T) {
-  const known = new Set(options.map((o) => (o.shape.type as z.ZodLiteral).value as string));
-  return z.preprocess(
-    (value) => {
-      if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
-      const type = (value as { type?: unknown }).type;
-      return typeof type === "string" && !known.has(type)
-        ? { type: "other", originalType: type }
-        : value;
-    },
-    z.discriminatedUnion("type", [...options, Other], {
-      error: (issue) =>
-        issue.code === "invalid_union"
-          ? "expected a content block with a string `type`"
-          : undefined,
-    }),
-  );
-}
+/** Content blocks: unknown types (server tool results, search results, …) are tolerated. */
+const BLOCK = "a content block";
 
 /** A string is shorthand for one text block. */
-function content<T extends z.ZodType>(block: T) {
-  return z.preprocess(
-    (value) => (typeof value === "string" ? [{ type: "text", text: value }] : value),
-    z.array(block, {
-      error: (issue) =>
-        issue.code === "invalid_type"
-          ? "expected a string or an array of content blocks"
-          : undefined,
-    }),
-  );
-}
+const content = <T extends z.ZodType>(block: T) =>
+  listOrString(block, (text) => ({ type: "text", text }), "content blocks");
 
-const ResultBlock = blocks([Text, Image, Document]);
+const ResultBlock = tolerantUnion([Text, Image, Document], BLOCK);
 const ToolResult = z.object({
   type: z.literal("tool_result"),
   tool_use_id: z.string(),
@@ -69,7 +41,7 @@ const Thinking = z.object({
 });
 const RedactedThinking = z.object({ type: z.literal("redacted_thinking"), data: z.string() });
 
-const MessageBlock = blocks([
+const MessageBlock = tolerantUnion([
   Text,
   Image,
   Document,
@@ -77,7 +49,7 @@ const MessageBlock = blocks([
   ToolResult,
   Thinking,
   RedactedThinking,
-]);
+], BLOCK);
 type MessageBlock = z.infer<typeof MessageBlock>;
 
 const Message = z.object({
@@ -95,7 +67,7 @@ const Tool = z.object({
 export const MessagesRequestSchema = z.object({
   model: z.string().min(1),
   messages: z.array(Message).min(1, { error: "at least one message is required" }),
-  system: content(blocks([Text])).optional(),
+  system: content(tolerantUnion([Text], BLOCK)).optional(),
   tools: z.array(Tool).optional(),
   stream: z.boolean().optional(),
 });

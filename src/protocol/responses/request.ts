@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { TranscriptEntry, TurnInput } from "../../council/types.ts";
 import { isProgressItemId, isProgressMarker } from "../ids.ts";
+import { listOrString, tolerantUnion } from "../schema.ts";
 
 const TextPart = z.object({
   type: z.enum(["input_text", "output_text", "text", "summary_text"]),
@@ -13,41 +14,11 @@ const TextPart = z.object({
 const Refusal = z.object({ type: z.literal("refusal"), refusal: z.string() });
 const ImagePart = z.object({ type: z.literal("input_image") });
 const FilePart = z.object({ type: z.literal("input_file"), filename: z.string().nullish() });
-/** Any part we do not interpret: tolerated. */
-const OtherPart = z.object({ type: z.literal("other"), originalType: z.string() });
-
-const KNOWN_PARTS = new Set([
-  "input_text",
-  "output_text",
-  "text",
-  "summary_text",
-  "refusal",
-  "input_image",
-  "input_file",
-]);
-const Part = z.preprocess(
-  (value) => {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
-    const type = (value as { type?: unknown }).type;
-    return typeof type === "string" && !KNOWN_PARTS.has(type)
-      ? { type: "other", originalType: type }
-      : value;
-  },
-  z.discriminatedUnion("type", [TextPart, Refusal, ImagePart, FilePart, OtherPart], {
-    error: (issue) =>
-      issue.code === "invalid_union" ? "expected a content part with a string `type`" : undefined,
-  }),
-);
+const Part = tolerantUnion([TextPart, Refusal, ImagePart, FilePart], "a content part");
 type Part = z.infer<typeof Part>;
 
 /** A string is shorthand for one text part. */
-const Parts = z.preprocess(
-  (value) => (typeof value === "string" ? [{ type: "input_text", text: value }] : value),
-  z.array(Part, {
-    error: (issue) =>
-      issue.code === "invalid_type" ? "expected a string or an array of content parts" : undefined,
-  }),
-);
+const Parts = listOrString(Part, (text) => ({ type: "input_text", text }), "content parts");
 
 const MessageItem = z.object({
   type: z.literal("message"),
@@ -82,47 +53,24 @@ const Reasoning = z.object({
   summary: z.array(z.object({ text: z.string() })).optional(),
   encrypted_content: z.string().nullish(),
 });
-/** Item types we do not interpret (web search calls, compaction, item references, …). */
-const OtherItem = z.object({ type: z.literal("other"), originalType: z.string() });
-
-const ITEMS = [
-  MessageItem,
-  FunctionCall,
-  FunctionCallOutput,
-  CustomToolCall,
-  CustomToolCallOutput,
-  Reasoning,
-] as const;
-const KNOWN_ITEMS = new Set<string>(ITEMS.map((item) => item.shape.type.value));
-
-const Item = z.preprocess(
-  (value) => {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
-    const item = value as { type?: unknown; role?: unknown };
-    // The short form `{role, content}` is a message.
-    if (item.type === undefined && item.role !== undefined) return { ...item, type: "message" };
-    return typeof item.type === "string" && !KNOWN_ITEMS.has(item.type)
-      ? { type: "other", originalType: item.type }
-      : value;
-  },
-  z.discriminatedUnion("type", [...ITEMS, OtherItem], {
-    error: (issue) =>
-      issue.code === "invalid_union" ? "expected an input item with a string `type`" : undefined,
-  }),
+/** Item types we do not interpret (web search calls, compaction, item references, …) parse as
+ * `other`; the short form `{role, content}` is a message. */
+const Item = tolerantUnion(
+  [MessageItem, FunctionCall, FunctionCallOutput, CustomToolCall, CustomToolCallOutput, Reasoning],
+  "an input item",
+  (
+    item,
+  ) => (item.type === undefined && item.role !== undefined ? { ...item, type: "message" } : item),
 );
 type Item = z.infer<typeof Item>;
 
 export const ResponsesRequestSchema = z.object({
   model: z.string().min(1),
   instructions: z.string().nullish(),
-  input: z.preprocess(
-    (
-      value,
-    ) => (typeof value === "string" ? [{ type: "message", role: "user", content: value }] : value),
-    z.array(Item, {
-      error: (issue) =>
-        issue.code === "invalid_type" ? "expected a string or an array of input items" : undefined,
-    }),
+  input: listOrString(
+    Item,
+    (text) => ({ type: "message", role: "user", content: text }),
+    "input items",
   ),
   // Declared tools never reach the council (answers only); any shape is accepted.
   tools: z.array(z.unknown()).nullish(),
