@@ -1,0 +1,147 @@
+/**
+ * `deno task bench`: runs the named benchmark scenarios against the real gateway (a subprocess
+ * with fake children), prints the figures table and writes `bench/results.json`.
+ *
+ *   deno task bench [--quick] [--only name[,name…]] [--out FILE]
+ *
+ * A scenario is a `Scenario` (see scenario.ts) in the SCENARIOS list below; add a new one there.
+ */
+import { parseArgs } from "node:util";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describeMachine, machineInfo } from "./machine.ts";
+import { type Figure, figuresTable, missedTargets } from "./results.ts";
+import type { BenchContext, Scenario } from "./scenario.ts";
+import { concurrency } from "./scenarios/concurrency.ts";
+import { footprint } from "./scenarios/footprint.ts";
+import { overhead } from "./scenarios/overhead.ts";
+import { parallel } from "./scenarios/parallel.ts";
+import { passthrough } from "./scenarios/passthrough.ts";
+import { utility } from "./scenarios/utility.ts";
+
+export const SCENARIOS: readonly Scenario[] = [
+  parallel,
+  overhead,
+  passthrough,
+  concurrency,
+  footprint,
+  utility,
+];
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+function usage(): string {
+  return [
+    "Usage: deno task bench [--quick] [--only name[,name…]] [--out FILE]",
+    "",
+    "  --quick        fewer runs (a smoke check; figures are less stable)",
+    "  --only NAMES   run only these scenarios (comma-separated)",
+    "  --out FILE     where to write the results (default bench/results.json)",
+    "",
+    "Scenarios:",
+    ...SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.description}`),
+    "",
+  ].join("\n");
+}
+
+/** Picks the scenarios named by `--only` (all when empty); throws on an unknown name. */
+export function selectScenarios(
+  all: readonly Scenario[],
+  only: string | undefined,
+): Scenario[] {
+  if (!only) return [...all];
+  const names = only.split(",").map((n) => n.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !all.some((s) => s.name === n));
+  if (unknown.length) {
+    throw new Error(
+      `unknown scenario ${unknown.join(", ")} (known: ${all.map((s) => s.name).join(", ")})`,
+    );
+  }
+  return all.filter((s) => names.includes(s.name));
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: "boolean", default: false },
+      only: { type: "string" },
+      out: { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(usage());
+    return 0;
+  }
+  let selected: Scenario[];
+  try {
+    selected = selectScenarios(SCENARIOS, values.only);
+  } catch (err) {
+    console.error(`bench: ${(err as Error).message}`);
+    return 2;
+  }
+  const machine = machineInfo();
+  const log = (line: string) => console.error(`[bench] ${line}`);
+  log(`machine: ${describeMachine(machine)}`);
+  const tempDir = await Deno.makeTempDir({ prefix: "council-bench-" });
+  const context: BenchContext = { quick: values.quick, repoRoot: REPO_ROOT, tempDir, log };
+  const figures: Figure[] = [];
+  const details: Record<string, unknown> = {};
+  const failures: string[] = [];
+  const started = performance.now();
+  try {
+    for (const scenario of selected) {
+      log(`scenario ${scenario.name}: ${scenario.description}`);
+      const t0 = performance.now();
+      try {
+        const result = await scenario.run(context);
+        figures.push(...result.figures);
+        if (result.details) details[scenario.name] = result.details;
+      } catch (err) {
+        failures.push(`${scenario.name}: ${(err as Error).message}`);
+        log(`scenario ${scenario.name} FAILED: ${(err as Error).stack ?? err}`);
+      }
+      log(`scenario ${scenario.name} took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    }
+  } finally {
+    await Deno.remove(tempDir, { recursive: true }).catch(() => {});
+  }
+  const seconds = (performance.now() - started) / 1000;
+
+  console.log(`\nCouncil Gateway benchmarks${values.quick ? " (--quick)" : ""}`);
+  console.log(`${describeMachine(machine)}; ${seconds.toFixed(0)} s\n`);
+  console.log(figuresTable(figures));
+  const notes = figures.filter((f) => f.note);
+  if (notes.length) {
+    console.log("\nNotes:");
+    for (const f of notes) console.log(`- ${f.name}: ${f.note}`);
+  }
+  const missed = missedTargets(figures);
+  if (missed.length) console.log(`\nMissed targets: ${missed.map((f) => f.name).join("; ")}`);
+  if (failures.length) console.log(`\nFailed scenarios:\n${failures.join("\n")}`);
+
+  const out = values.out ?? join(REPO_ROOT, "bench", "results.json");
+  await Deno.mkdir(dirname(out), { recursive: true });
+  await Deno.writeTextFile(
+    out,
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        quick: values.quick,
+        seconds: Math.round(seconds),
+        machine: { ...machine, loadAverageAtEnd: machineInfo().loadAverage },
+        figures,
+        failures,
+        details,
+      },
+      null,
+      2,
+    ) + "\n",
+  );
+  console.log(`\nwritten ${out}`);
+  // Benchmarks report; they do not gate. Only a scenario that could not run is an error.
+  return failures.length ? 1 : 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));
