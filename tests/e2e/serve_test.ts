@@ -38,6 +38,8 @@ interface Gateway {
   child: Deno.ChildProcess;
   /** Resolves to the origin from the startup line. */
   listening: Promise<string>;
+  /** Resolves when stdout so far matches `pattern` (rejects if the process exits first). */
+  waitFor(pattern: RegExp): Promise<void>;
   /** Resolves when the process has exited and its output is read. */
   exited: Promise<{ code: number; stdout: string; stderr: string }>;
 }
@@ -68,13 +70,21 @@ function spawnGateway(dir: string, args: string[], env: Record<string, string>):
   });
   // Tests that expect an early exit never await it.
   listening.catch(() => {});
+  const waiters: { pattern: RegExp; resolve: () => void; reject: (e: Error) => void }[] = [];
   const readStdout = (async () => {
     for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
       stdout += chunk;
       const match = /listening on (http:\/\/[^\s"]+)/.exec(stdout);
       if (match) found(match[1]);
+      for (const waiter of waiters) if (waiter.pattern.test(stdout)) waiter.resolve();
     }
+    for (const waiter of waiters) waiter.reject(new Error(`exited before ${waiter.pattern}`));
   })();
+  const waitFor = (pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      if (pattern.test(stdout)) resolve();
+      else waiters.push({ pattern, resolve, reject });
+    });
   const readStderr = new Response(child.stderr).text();
   const exited = (async () => {
     const [status, , stderr] = await Promise.all([child.status, readStdout, readStderr]);
@@ -83,7 +93,7 @@ function spawnGateway(dir: string, args: string[], env: Record<string, string>):
     );
     return { code: status.code, stdout, stderr };
   })();
-  return { child, listening, exited };
+  return { child, listening, waitFor, exited };
 }
 
 async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
@@ -251,6 +261,79 @@ Deno.test("e2e serve: SVC_LOG_JSON=1 writes only JSON lines; SIGINT → exit 0",
       await gateway.exited;
     }
   });
+});
+
+/** True when the process is gone (or a zombie waiting to be reaped). */
+function processGone(pid: number): boolean {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+Deno.test({
+  name: "e2e serve: shutdown during a turn kills its child and still exits 0",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const pidFile = join(dir, "child.pid");
+      await Deno.writeTextFile(
+        join(dir, "council.yaml"),
+        `fanOutPolicy: never
+defaultAgents:
+  - name: sleeper
+    runner: command
+    command: /bin/sh
+    model: m
+    args: ["-c", "echo $$ > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; exec sleep 60"]
+`,
+      );
+      const gateway = spawnGateway(dir, ["serve"], { SVC_GATEWAY_PORT: "0" });
+      const client = new AbortController();
+      try {
+        const origin = await gateway.listening;
+        const reply = fetch(`${origin}/v1/messages`, {
+          method: "POST",
+          signal: client.signal,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "svc-council",
+            max_tokens: 100,
+            messages: [{ role: "user", content: "Explain the design of this module in depth." }],
+          }),
+        }).then((res) => res.text(), () => "");
+        // Wait (bounded) until the child is running.
+        let pid = 0;
+        for (let i = 0; i < 400 && !pid; i++) {
+          try {
+            pid = Number(Deno.readTextFileSync(pidFile).trim());
+          } catch {
+            await new Promise((r) => setTimeout(r, 25));
+          }
+        }
+        assert.ok(pid > 0, "the child never started");
+        assert.equal(processGone(pid), false);
+        // First signal: stop accepting; second: cancel in-flight turns now. (Signals are not
+        // queued, so the second is sent once the first has been handled.)
+        gateway.child.kill("SIGTERM");
+        await gateway.waitFor(/shutting down: no new connections/);
+        gateway.child.kill("SIGTERM");
+        const { code, stdout } = await gateway.exited;
+        assert.equal(code, 0, stdout);
+        assert.match(stdout, /shutting down: cancelling in-flight turns/);
+        assert.ok(processGone(pid), `child ${pid} outlived the gateway`);
+        await reply;
+      } finally {
+        client.abort();
+        try {
+          gateway.child.kill("SIGKILL");
+        } catch { /* already gone */ }
+        await gateway.exited;
+      }
+    });
+  },
 });
 
 Deno.test("e2e serve: start-up refusals exit 2 (remote bind without token, bad config) or 1 (port in use)", async () => {
