@@ -1,0 +1,397 @@
+/**
+ * The real hosts through the real gateway: Claude Code (`claude -p`) and Codex (`codex exec`)
+ * pointed at a gateway subprocess whose children are the project's fake CLIs. Each host is
+ * configured exactly as `council-gateway connect claude|codex` prints.
+ *
+ * The host CLIs are installed by `.ci/run` (pinned, into $COUNCIL_TEST_CLI_DIR, default
+ * ~/.cache/council-gateway-test). Without them these tests are skipped with a loud reason.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { findTestCli } from "../agents/support.ts";
+import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
+import { connect, isolatedEnv, jsonLines, parseExports, run, startGateway } from "./gateway.ts";
+
+const claude = findTestCli("claude", /Claude Code/);
+const codex = findTestCli("codex", /codex-cli/);
+for (const [name, cli] of [["claude", claude], ["codex", codex]] as const) {
+  if (!cli.path) console.log(`\n*** hosts_test: ${name} tests SKIPPED: ${cli.reason} ***\n`);
+}
+
+const TOKEN = "e2e-host-token-5150";
+
+/** Three fake agents (claude, codex, gemini fakes) that log every invocation to `log`. */
+function fakeCouncil(
+  log: string,
+  replies: { claude: string; codex: string; gemini: string },
+  synthRules: { match: string; reply: string }[] = [],
+) {
+  return [
+    fakeAgent("claude", { reply: replies.claude, rules: synthRules, log }),
+    fakeAgent("codex", { reply: replies.codex, log }),
+    fakeAgent("gemini", { reply: replies.gemini, log }),
+  ];
+}
+
+/** Claude Code's environment: a scratch HOME plus exactly what `connect claude` exports. */
+async function claudeEnv(dir: string, port: number, token?: string) {
+  const exports = parseExports(
+    await connect(
+      dir,
+      ["claude", "--port", String(port)],
+      token ? { SVC_GATEWAY_TOKEN: token } : {},
+    ),
+  );
+  assert.ok(exports.ANTHROPIC_BASE_URL, "connect claude prints ANTHROPIC_BASE_URL");
+  const home = join(dir, "claude-home");
+  await Deno.mkdir(home, { recursive: true });
+  return isolatedEnv(home, { ...exports, CLAUDE_CODE_MAX_RETRIES: "0" });
+}
+
+async function runClaude(
+  cwd: string,
+  env: Record<string, string>,
+  ask: string,
+  extra: string[] = [],
+) {
+  const result = await run(claude.path!, [
+    "-p",
+    ask,
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    ...extra,
+  ], { cwd, env });
+  const events = jsonLines(result.stdout);
+  const final = events.findLast((e) => e.type === "result") as
+    | { result?: string; is_error?: boolean }
+    | undefined;
+  return { ...result, events, final };
+}
+
+function turnStarts(lines: string[]): string[] {
+  return lines.filter((line) => line.includes("turn start:"));
+}
+
+Deno.test({
+  name: "claude code: a plain question gets the council's synthesized answer",
+  ignore: !claude.path,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-answer-" });
+    const log = join(dir, "fakes.log");
+    const gateway = await startGateway(dir, {
+      fanOutPolicy: "always",
+      streamProgress: true,
+      defaultAgents: fakeCouncil(log, {
+        claude: '{"kind":"answer","text":"Candidate from claude: 42."}',
+        codex: '{"kind":"answer","text":"Candidate from codex: forty-two."}',
+        gemini: '{"kind":"answer","text":"Candidate from gemini: 6 times 7."}',
+      }, [{
+        match: "=== Proposed next steps ===",
+        reply: '{"kind":"answer","text":"The council agrees: the answer is 42."}',
+      }]),
+    });
+    try {
+      const project = join(dir, "project");
+      await Deno.mkdir(project);
+      const out = await runClaude(
+        project,
+        await claudeEnv(dir, gateway.port),
+        "What is 6 times 7?",
+      );
+      assert.equal(out.code, 0, `claude failed:\n${out.stdout}\n${out.stderr}`);
+      assert.equal(out.final?.is_error, false);
+      assert.equal(out.final?.result, "The council agrees: the answer is 42.");
+      // Our progress thinking block was accepted and shown as the assistant's thinking.
+      const thinking = out.events.flatMap((e) => {
+        const content = (e.message as { content?: { type: string; thinking?: string }[] })
+          ?.content ?? [];
+        return e.type === "assistant" ? content.filter((b) => b.type === "thinking") : [];
+      });
+      assert.ok(
+        thinking.some((b) => /council: 3 agents/.test(b.thinking ?? "")),
+        `no progress thinking block with the recap in:\n${JSON.stringify(thinking)}`,
+      );
+      const calls = await readFakeLog(log);
+      assert.equal(calls.length, 4, "three children and one synthesizer");
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+  },
+});
+
+Deno.test({
+  name: "claude code: tool loop — council proposes Read in the recovered cwd, host runs it, " +
+    "the single-agent continuation answers",
+  ignore: !claude.path,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-tool-" });
+    const project = join(dir, "project");
+    await Deno.mkdir(project);
+    const notes = join(project, "notes.txt");
+    await Deno.writeTextFile(notes, "ZEBRA-7 opens the notes\nsecond line\n");
+    const log = join(dir, "fakes.log");
+    const read = JSON.stringify({ kind: "tool", name: "Read", input: { file_path: notes } });
+    const answer = JSON.stringify({
+      kind: "answer",
+      text: "The first line is: ZEBRA-7 opens the notes",
+    });
+    // Every child proposes Read until the tool result (with the file's text) is in its prompt.
+    const rules = [{ match: "ZEBRA-7 opens", reply: answer }];
+    const gateway = await startGateway(dir, {
+      fanOutPolicy: "always",
+      fanOutScope: "first-turn",
+      defaultAgents: [
+        fakeAgent("claude", { reply: read, rules, log }),
+        fakeAgent("codex", { reply: read, rules, log }),
+        fakeAgent("gemini", { reply: read, rules, log }),
+      ],
+    });
+    try {
+      const out = await runClaude(
+        project,
+        await claudeEnv(dir, gateway.port),
+        "What is the first line of notes.txt? Use the Read tool.",
+      );
+      assert.equal(out.code, 0, `claude failed:\n${out.stdout}\n${out.stderr}`);
+      assert.equal(out.final?.result, "The first line is: ZEBRA-7 opens the notes");
+      // Claude Code executed our tool_use: its tool_result carried the file's first line.
+      const toolResults = out.events.filter((e) => e.type === "user").map((e) => JSON.stringify(e));
+      assert.ok(toolResults.some((t) => t.includes("ZEBRA-7")), "Read ran in the host");
+
+      const calls = await readFakeLog(log);
+      assert.equal(calls.length, 4, "3 children on the first turn, 1 on the continuation");
+      for (const call of calls) {
+        assert.equal(call.cwd, project, "children run in the recovered cwd");
+      }
+      const lines = gateway.lines();
+      const starts = turnStarts(lines);
+      assert.equal(starts.length, 2, lines.join("\n"));
+      assert.match(starts[0], /continuation=false/);
+      assert.match(starts[1], /continuation=true/);
+      const consulted = lines.filter((l) => l.includes("consulting "));
+      assert.match(consulted[0], /consulting 3 agents/);
+      assert.match(consulted[1], /consulting one agent/);
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+  },
+});
+
+Deno.test({
+  name: "claude code: a haiku (background) model runs exactly one child pinned to that model",
+  ignore: !claude.path,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-haiku-" });
+    const log = join(dir, "fakes.log");
+    const reply = '{"kind":"answer","text":"hi from the small model"}';
+    const gateway = await startGateway(dir, {
+      fanOutPolicy: "always",
+      defaultAgents: fakeCouncil(log, { claude: reply, codex: reply, gemini: reply }),
+    });
+    try {
+      const project = join(dir, "project");
+      await Deno.mkdir(project);
+      const model = "claude-haiku-4-5-20251001";
+      const out = await runClaude(project, await claudeEnv(dir, gateway.port), "say hi", [
+        "--model",
+        model,
+      ]);
+      assert.equal(out.code, 0, `claude failed:\n${out.stdout}\n${out.stderr}`);
+      assert.equal(out.final?.result, "hi from the small model");
+      const calls = await readFakeLog(log);
+      assert.equal(calls.length, 1, "exactly one child");
+      assert.equal(calls[0].cli, "claude");
+      assert.equal(calls[0].model, model);
+      assert.doesNotMatch(calls[0].prompt, /Be thorough/);
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+  },
+});
+
+Deno.test({
+  name: "claude code: count_tokens on a large file read gets the gateway's estimate",
+  ignore: !claude.path,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-count-" });
+    const project = join(dir, "project");
+    await Deno.mkdir(project);
+    const big = join(project, "big.txt");
+    const line = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod\n";
+    await Deno.writeTextFile(big, `QUOKKA-3 starts here\n${line.repeat(1500)}`);
+    const log = join(dir, "fakes.log");
+    const read = JSON.stringify({ kind: "tool", name: "Read", input: { file_path: big } });
+    const rules = [{ match: "QUOKKA-3 starts", reply: '{"kind":"answer","text":"read it"}' }];
+    const gateway = await startGateway(dir, {
+      fanOutPolicy: "never",
+      logLevel: "debug",
+      defaultAgents: [fakeAgent("claude", { reply: read, rules, log })],
+    });
+    try {
+      const out = await runClaude(
+        project,
+        await claudeEnv(dir, gateway.port),
+        "Read big.txt and tell me its first line.",
+      );
+      assert.equal(out.code, 0, `claude failed:\n${out.stdout}\n${out.stderr}`);
+      assert.equal(out.final?.result, "read it");
+      const counted = gateway.lines().filter((l) => l.includes("/v1/messages/count_tokens"));
+      assert.ok(counted.length > 0, `no count_tokens call:\n${gateway.lines().join("\n")}`);
+      assert.ok(counted.every((l) => / 200 /.test(l)), counted.join("\n"));
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+  },
+});
+
+Deno.test({
+  name: "claude code: with auth on, the connect token works and a wrong token fails clearly",
+  ignore: !claude.path,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-auth-" });
+    const log = join(dir, "fakes.log");
+    const gateway = await startGateway(dir, {
+      fanOutPolicy: "never",
+      defaultAgents: [fakeAgent("claude", { reply: '{"kind":"answer","text":"authorized"}', log })],
+    }, { SVC_GATEWAY_TOKEN: TOKEN });
+    try {
+      const project = join(dir, "project");
+      await Deno.mkdir(project);
+      const env = await claudeEnv(dir, gateway.port, TOKEN);
+      assert.equal(env.ANTHROPIC_AUTH_TOKEN, TOKEN, "connect exports the gateway token");
+      const ok = await runClaude(project, env, "hello");
+      assert.equal(ok.code, 0, `claude failed:\n${ok.stdout}\n${ok.stderr}`);
+      assert.equal(ok.final?.result, "authorized");
+
+      const bad = await runClaude(
+        project,
+        { ...env, ANTHROPIC_AUTH_TOKEN: "wrong-token" },
+        "hello",
+      );
+      assert.notEqual(bad.code, 0);
+      assert.equal(bad.final?.is_error, true);
+      assert.match(String(bad.final?.result), /401|unauthorized/i);
+      assert.equal((await readFakeLog(log)).length, 1, "no child ran for the refused request");
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+  },
+});
+
+/** CODEX_HOME with `connect codex --toml` plus offline-harness settings; env from `--env`. */
+async function codexEnv(dir: string, port: number, token?: string) {
+  const gatewayEnv: Record<string, string> = token ? { SVC_GATEWAY_TOKEN: token } : {};
+  const toml = await connect(dir, ["codex", "--toml", "--port", String(port)], gatewayEnv);
+  const exports = parseExports(
+    await connect(dir, ["codex", "--env", "--port", String(port)], gatewayEnv),
+  );
+  const home = join(dir, "codex-home");
+  const codexHome = join(home, ".codex");
+  await Deno.mkdir(codexHome, { recursive: true });
+  // Offline harness only: no update checks, analytics or plugin fetches (docs: clients.md §4).
+  const harness = [
+    'approval_policy = "never"',
+    'sandbox_mode = "read-only"',
+    "check_for_update_on_startup = false",
+  ].join("\n");
+  const tables = [
+    "[analytics]",
+    "enabled = false",
+    "[features]",
+    "plugins = false",
+    "apps = false",
+    "remote_plugin = false",
+    "tool_suggest = false",
+  ].join("\n");
+  // Top-level keys must precede every [table]: harness keys, then connect's block, then tables.
+  await Deno.writeTextFile(join(codexHome, "config.toml"), `${harness}\n${toml}\n${tables}\n`);
+  return isolatedEnv(home, { ...exports, CODEX_HOME: codexHome });
+}
+
+async function runCodex(cwd: string, env: Record<string, string>, ask: string) {
+  const result = await run(codex.path!, ["exec", "--json", "--skip-git-repo-check", ask], {
+    cwd,
+    env,
+  });
+  const events = jsonLines(result.stdout);
+  const items = events.filter((e) => e.type === "item.completed").map((e) =>
+    e.item as { type: string; text?: string }
+  );
+  return { ...result, events, items };
+}
+
+Deno.test({
+  name: "codex: exec gets the council's answer as agent_message and progress as reasoning",
+  ignore: !codex.path,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "e2e-codex-answer-" });
+    const log = join(dir, "fakes.log");
+    const gateway = await startGateway(dir, {
+      fanOutPolicy: "always",
+      streamProgress: true,
+      defaultAgents: fakeCouncil(log, {
+        claude: "Draft from claude: 42.",
+        codex: "Draft from codex: forty-two.",
+        gemini: "Draft from gemini: 6*7.",
+      }, [{ match: "=== Candidate A ===", reply: "Council answer: 6 times 7 is 42." }]),
+    });
+    try {
+      const project = join(dir, "project");
+      await Deno.mkdir(project);
+      const out = await runCodex(project, await codexEnv(dir, gateway.port), "What is 6 times 7?");
+      assert.equal(out.code, 0, `codex failed:\n${out.stdout}\n${out.stderr}`);
+      const messages = out.items.filter((i) => i.type === "agent_message");
+      assert.deepEqual(messages.map((m) => m.text), ["Council answer: 6 times 7 is 42."]);
+      const reasoning = out.items.filter((i) => i.type === "reasoning");
+      assert.ok(
+        reasoning.some((r) => /council: 3 agents/.test(r.text ?? "")),
+        `no reasoning item with the recap:\n${out.stdout}`,
+      );
+      assert.ok(out.events.some((e) => e.type === "turn.completed"));
+      const calls = await readFakeLog(log);
+      assert.equal(calls.length, 4, "three children and one synthesizer");
+      for (const call of calls) assert.equal(call.cwd, project, "cwd from <environment_context>");
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+  },
+});
+
+Deno.test({
+  name: "codex: with auth on, the connect token works and a wrong token fails clearly",
+  ignore: !codex.path,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "e2e-codex-auth-" });
+    const log = join(dir, "fakes.log");
+    const gateway = await startGateway(dir, {
+      fanOutPolicy: "never",
+      defaultAgents: [fakeAgent("claude", { reply: "authorized", log })],
+    }, { SVC_GATEWAY_TOKEN: TOKEN });
+    try {
+      const project = join(dir, "project");
+      await Deno.mkdir(project);
+      const env = await codexEnv(dir, gateway.port, TOKEN);
+      const ok = await runCodex(project, env, "hello");
+      assert.equal(ok.code, 0, `codex failed:\n${ok.stdout}\n${ok.stderr}`);
+      assert.deepEqual(
+        ok.items.filter((i) => i.type === "agent_message").map((i) => i.text),
+        ["authorized"],
+      );
+      const envName = Object.keys(parseExports(
+        await connect(dir, ["codex", "--env", "--port", String(gateway.port)], {
+          SVC_GATEWAY_TOKEN: TOKEN,
+        }),
+      ))[0];
+      const bad = await runCodex(project, { ...env, [envName]: "wrong-token" }, "hello");
+      assert.notEqual(bad.code, 0);
+      const failed = bad.events.find((e) => e.type === "turn.failed") as
+        | { error?: { message?: string } }
+        | undefined;
+      assert.match(String(failed?.error?.message), /unauthorized|401/i, bad.stdout);
+      assert.equal((await readFakeLog(log)).length, 1, "no child ran for the refused request");
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+  },
+});
