@@ -38,6 +38,8 @@ interface Gateway {
   child: Deno.ChildProcess;
   /** Resolves to the origin from the startup line. */
   listening: Promise<string>;
+  /** Everything the process printed on stdout so far. */
+  output(): string;
   /** Resolves when stdout so far matches `pattern` (rejects if the process exits first). */
   waitFor(pattern: RegExp): Promise<void>;
   /** Resolves when the process has exited and its output is read. */
@@ -93,7 +95,7 @@ function spawnGateway(dir: string, args: string[], env: Record<string, string>):
     );
     return { code: status.code, stdout, stderr };
   })();
-  return { child, listening, waitFor, exited };
+  return { child, listening, waitFor, exited, output: () => stdout };
 }
 
 async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
@@ -314,7 +316,7 @@ defaultAgents:
           }
         }
         assert.ok(pid > 0, "the child never started");
-        assert.equal(processGone(pid), false);
+        assert.equal(processGone(pid), false, `child ${pid} is not running:\n${gateway.output()}`);
         // First signal: stop accepting; second: cancel in-flight turns now. (Signals are not
         // queued, so the second is sent once the first has been handled.)
         gateway.child.kill("SIGTERM");
