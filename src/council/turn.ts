@@ -150,6 +150,8 @@ class Turn {
   #answerStarted = false;
   #answer: AnswerWriter;
   #done = false;
+  /** Set when no agent produced anything (the protocol may report the turn as failed). */
+  #failed = false;
 
   constructor(
     env: TurnEnv,
@@ -205,6 +207,7 @@ class Turn {
     this.#log.debug("ask: {ask}", { ask: request.ask });
     if (config.defaultAgents.length === 0) {
       this.#log.warn("no agents configured");
+      this.#failed = true;
       return this.#finish({ kind: "answer", text: NO_AGENTS_NOTICE });
     }
     const cap = sessionCap(sessions.touch(request.sessionKey), config);
@@ -283,11 +286,8 @@ class Turn {
       }
       if (this.#signal.aborted) return this.#cancelled();
       const failure = { label: child.label, reason: failureReason(result) };
-      if (this.#answer.started) {
-        this.#answer.write(`\n\n(${child.label} stopped before finishing: ${failure.reason})`);
-      } else {
-        this.#answer.write(allFailedNotice([failure]));
-      }
+      if (!this.#answer.started) return this.#allFailed([failure]);
+      this.#answer.write(`\n\n(${child.label} stopped before finishing: ${failure.reason})`);
       return { kind: "answer", text: this.#answer.text };
     }
 
@@ -297,10 +297,7 @@ class Turn {
     );
     if (this.#signal.aborted) return this.#cancelled();
     const candidates = replies.filter((r) => r.result.ok && r.result.text.trim());
-    if (candidates.length === 0) {
-      this.#answer.write(allFailedNotice(replies.map(childFailure)));
-      return { kind: "answer", text: this.#answer.text };
-    }
+    if (candidates.length === 0) return this.#allFailed(replies.map(childFailure));
     if (candidates.length === 1) {
       this.#progress(
         `only ${candidates[0].child.label} answered — its answer is final (no synthesis)`,
@@ -407,7 +404,7 @@ class Turn {
         );
         return { kind: "answer", text: prose[0].result.text.trim() };
       }
-      return { kind: "answer", text: allFailedNotice(failures) };
+      return this.#allFailed(failures);
     }
     const groups = tally(ballots);
     if (groups.length === 1) {
@@ -530,6 +527,12 @@ class Turn {
     this.#answerStarted = true;
   }
 
+  /** No agent produced anything: a normal answer naming each failure, flagged as failed. */
+  #allFailed(failures: readonly Failure[]): Outcome {
+    this.#failed = true;
+    return { kind: "answer", text: allFailedNotice(failures) };
+  }
+
   #cancelled(): Outcome {
     this.#log.info("turn cancelled");
     return { kind: "answer", text: this.#answer.started ? this.#answer.text : CANCELLED_NOTICE };
@@ -569,7 +572,7 @@ class Turn {
     } catch (err) {
       this.#log.warn("onTurnEnd failed: {error}", { error: String(err) });
     }
-    this.#emit({ type: "done", outcome, usage });
+    this.#emit({ type: "done", outcome, usage, ...(this.#failed ? { failed: true } : {}) });
   }
 }
 

@@ -76,7 +76,16 @@ export type TurnEvent =
    * The outcome. For an answer, `outcome.text` is the whole answer: equal to the concatenated
    * deltas when any were sent, otherwise to be emitted whole.
    */
-  | { type: "done"; outcome: Outcome; usage: TurnUsage };
+  | {
+    type: "done";
+    outcome: Outcome;
+    usage: TurnUsage;
+    /**
+     * Set when no agent produced anything: `outcome.text` then explains which agents failed
+     * and why. Messages renders it as a normal answer; Responses as `response.failed`.
+     */
+    failed?: boolean;
+  };
 
 /** Runs one council turn. Never throws: failures end as a `done` with an explanatory answer. */
 export type RunTurn = (request: TurnRequest, signal: AbortSignal) => AsyncIterable<TurnEvent>;

@@ -36,6 +36,8 @@ export async function* untilAborted<T>(
 export interface TurnResult {
   outcome: Outcome;
   usage: TurnUsage;
+  /** No agent produced anything (see the `done` event's `failed`). */
+  failed: boolean;
 }
 
 /** A turn ended without its `done` event (aborted, or a council defect). */
@@ -60,7 +62,9 @@ export async function collectTurn(
   try {
     const events = runTurn(request, turn.signal);
     for await (const event of untilAborted<TurnEvent>(events, turn.signal)) {
-      if (event.type === "done") return { outcome: event.outcome, usage: event.usage };
+      if (event.type === "done") {
+        return { outcome: event.outcome, usage: event.usage, failed: event.failed === true };
+      }
     }
   } finally {
     clientSignal.removeEventListener("abort", onAbort);

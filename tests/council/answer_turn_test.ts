@@ -248,7 +248,23 @@ Deno.test("answer turn: every child failed → a normal answer naming each failu
   assert.match(text, /- claude: claude: exit 1: not logged in/);
   assert.match(text, /- codex: codex: exit 127: command not found/);
   assert.match(text, /- gemini: gemini: Error: runner exploded/);
-  assert.equal(log.deltas.join(""), text);
+  // Not streamed as answer text: the turn is flagged failed so Responses can say so.
+  assert.deepEqual(log.deltas, []);
+  assert.equal(log.failed, true);
+});
+
+Deno.test("answer turn: a turn where some child answered is not flagged failed", async () => {
+  const { runTurn } = council(
+    {},
+    byAgent({
+      "claude:child": { ok: false, error: "claude: exit 1: not logged in" },
+      "codex:child": { text: "BRAVO" },
+      "gemini:child": { ok: false, error: "gemini: exit 1" },
+    }),
+  );
+  const log = await collect(runTurn(testRequest(), new AbortController().signal));
+  assert.equal(log.failed, false);
+  assert.equal(log.outcome.kind === "answer" && log.outcome.text, "BRAVO");
 });
 
 Deno.test("answer turn: interleaved child text goes to progress only, never into the answer", async () => {

@@ -254,6 +254,8 @@ export interface TurnLog {
   deltas: string[];
   outcome: Outcome;
   usage: TurnUsage;
+  /** The done event's `failed` flag. */
+  failed: boolean;
 }
 
 export function summarize(events: TurnEvent[]): TurnLog {
@@ -267,6 +269,7 @@ export function summarize(events: TurnEvent[]): TurnLog {
     deltas: events.flatMap((e) => (e.type === "answer_delta" ? [e.text] : [])),
     outcome: last.outcome,
     usage: last.usage,
+    failed: last.failed === true,
   };
 }
 

@@ -25,6 +25,10 @@ export const USAGE: TurnUsage = {
 export function done(outcome: Outcome, usage: TurnUsage = USAGE): TurnEvent {
   return { type: "done", outcome, usage };
 }
+/** A `done` of a turn where no agent produced anything. */
+export function failedDone(outcome: Outcome, usage: TurnUsage = USAGE): TurnEvent {
+  return { type: "done", outcome, usage, failed: true };
+}
 export const answer = (text: string): Outcome => ({ kind: "answer", text });
 export const progress = (text: string): TurnEvent => ({ type: "progress", text });
 export const delta = (text: string): TurnEvent => ({ type: "answer_delta", text });

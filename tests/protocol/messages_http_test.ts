@@ -7,6 +7,7 @@ import {
   delta,
   deps,
   done,
+  failedDone,
   fixedTurn,
   parseSse,
   post,
@@ -251,4 +252,15 @@ Deno.test("messages http: host credentials are forwarded only with passApiKeys, 
   });
   assert.equal(seen[1].hostCredentials, undefined, "the gateway's own token is not a credential");
   assert.equal(seen[2].hostCredentials, undefined, "passApiKeys off");
+});
+
+Deno.test("messages http: a turn where no agent produced anything is a normal answer", async () => {
+  const reason = "The council could not produce an answer: no agent returned a usable reply.";
+  await using server = serve(deps(fixedTurn([progress("p"), failedDone(answer(reason))])));
+  const frames = parseSse(await (await post(`${server.url}/v1/messages`, claudeAsk("x"))).text());
+  assertMessagesGrammar(frames);
+  const text = frames.filter((f) => f.data.delta?.type === "text_delta")
+    .map((f) => f.data.delta.text).join("");
+  assert.equal(text, reason);
+  assert.equal(frames.find((f) => f.event === "message_delta")?.data.delta.stop_reason, "end_turn");
 });

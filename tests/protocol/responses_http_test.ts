@@ -8,6 +8,7 @@ import {
   delta,
   deps,
   done,
+  failedDone,
   fixedTurn,
   parseSse,
   post,
@@ -78,6 +79,36 @@ Deno.test("responses http: a failing turn ends with response.failed (no top-leve
   assert.equal(failed.data.type, "response.failed");
   assert.equal(failed.data.response.error.code, "server_error");
   assert.ok(!failed.raw.includes(".ts:"), "no internals leak");
+});
+
+Deno.test("responses http: a turn where no agent produced anything is response.failed with the reason", async () => {
+  const reason = "The council could not produce an answer: no agent returned a usable reply.\n" +
+    "- claude: executable not found: claude";
+  await using server = serve(deps(fixedTurn([
+    progress("consulting 1 agent"),
+    failedDone(answer(reason)),
+  ])));
+  const frames = parseSse(await (await post(`${server.url}/v1/responses`, codexAsk("x"))).text());
+  assertResponsesGrammar(frames);
+  const failed = frames.at(-1)!;
+  assert.equal(failed.data.type, "response.failed");
+  assert.equal(failed.data.response.status, "failed");
+  assert.equal(failed.data.response.error.message, reason);
+  assert.ok(!frames.some((f) => f.data.type === "response.output_text.delta"), "no answer text");
+  // The progress reasoning item was completed before the failure.
+  assert.ok(
+    frames.some((f) =>
+      f.data.type === "response.output_item.done" && f.data.item.type === "reasoning"
+    ),
+  );
+
+  const json = await (await post(
+    `${server.url}/v1/responses`,
+    codexAsk("x", { stream: false }),
+  )).json();
+  assert.equal(json.status, "failed");
+  assert.equal(json.error.message, reason);
+  assert.deepEqual(json.output, []);
 });
 
 Deno.test("responses http: a turn that ends without a result is response.failed", async () => {

@@ -21,7 +21,7 @@ import {
   responsesUsage,
 } from "./reply.ts";
 import { type ResponsesRequest, ResponsesRequestSchema, responsesTurnInput } from "./request.ts";
-import { ResponsesStream } from "./stream.ts";
+import { FAILED_TURN_CODE, ResponsesStream } from "./stream.ts";
 
 const logger = getLogger(["council-gateway", "responses"]);
 
@@ -32,7 +32,11 @@ async function jsonReply(
   head: ResponseHead,
   inputTokens: number,
 ): Promise<Response> {
-  const { outcome, usage } = await collectTurn(deps.runTurn, request, c.req.raw.signal);
+  const { outcome, usage, failed } = await collectTurn(deps.runTurn, request, c.req.raw.signal);
+  if (failed) {
+    const error = { code: FAILED_TURN_CODE, message: answerText(outcome) };
+    return c.json(responseObject(head, "failed", [], null, error));
+  }
   return c.json(responseObject(
     head,
     "completed",

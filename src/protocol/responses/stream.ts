@@ -38,6 +38,9 @@ interface OpenItem {
   text: string;
 }
 
+/** `response.failed` code when no agent produced anything (Codex shows the message). */
+export const FAILED_TURN_CODE = "server_error";
+
 export class ResponsesStream implements TurnRenderer {
   #options: ResponsesStreamOptions;
   #sequence = 0;
@@ -198,6 +201,10 @@ export class ResponsesStream implements TurnRenderer {
 
   #done(event: Extract<TurnEvent, { type: "done" }>): SseFrame[] {
     const text = answerText(event.outcome);
+    if (event.failed && !this.#message) {
+      // No agent produced anything: a failed response carrying the explanation (issue 6).
+      return [...this.#closeReasoning(), ...this.fail(text, FAILED_TURN_CODE)];
+    }
     const frames: SseFrame[] = [];
     const streamed = this.#message?.text ?? "";
     if (!this.#message) {
