@@ -265,13 +265,26 @@ Deno.test("e2e serve: SVC_LOG_JSON=1 writes only JSON lines; SIGINT → exit 0",
   });
 });
 
-/** True when the process is gone (or a zombie waiting to be reaped). */
+/**
+ * True when the process is gone or a zombie. (Reading /proc needs --allow-all, which the test
+ * task does not grant, so ask the kernel with a harmless signal, then ps for the state.)
+ */
 function processGone(pid: number): boolean {
   try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+    Deno.kill(pid, "SIGCONT");
   } catch {
     return true;
+  }
+  try {
+    const out = new Deno.Command("ps", {
+      args: ["-o", "stat=", "-p", String(pid)],
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    const state = new TextDecoder().decode(out.stdout).trim();
+    return state === "" || state.startsWith("Z");
+  } catch {
+    return false;
   }
 }
 
