@@ -1,6 +1,6 @@
 /**
  * The bench's HTTP client: a streaming Messages request timed from send to first byte and to
- * `message_stop`, with every SSE frame parsed as it arrives; plus an epoch clock with sub-ms
+ * `message_stop`, with every SSE frame parsed as it arrives; plus an epoch offset with sub-ms
  * precision for comparing receive times with the fakes' `$EPOCHREALTIME` stamps.
  */
 
@@ -33,15 +33,15 @@ export class SseParser {
 }
 
 /**
- * Returns a function giving the epoch time in ms with performance.now()'s precision: the
- * offset is taken the moment Date.now() ticks over to a new millisecond.
+ * The offset that turns a `performance.now()` reading into epoch milliseconds with its sub-ms
+ * precision: taken the moment Date.now() ticks over to a new millisecond. Take it again before
+ * each measurement (the two clocks drift apart slowly).
  */
-export function epochClock(): () => number {
+export function epochOffset(): number {
   const start = Date.now();
   let now = start;
   while (now === start) now = Date.now();
-  const offset = now - performance.now();
-  return () => performance.now() + offset;
+  return now - performance.now();
 }
 
 /** A realistic-sized system prompt (~8 KB), the same on every request. */

@@ -7,7 +7,7 @@
  * A scenario is a `Scenario` (see scenario.ts) in the SCENARIOS list below; add a new one there.
  */
 import { parseArgs } from "node:util";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeMachine, machineInfo } from "./machine.ts";
 import { type Figure, figuresTable, missedTargets } from "./results.ts";
@@ -37,6 +37,9 @@ function usage(): string {
     "  --quick        fewer runs (a smoke check; figures are less stable)",
     "  --only NAMES   run only these scenarios (comma-separated)",
     "  --out FILE     where to write the results (default bench/results.json)",
+    "  --cpu-prof-dir DIR  run each gateway with --cpu-prof, profiles written to DIR",
+    '  --gateway-flags="FLAGS"  extra `deno run` flags for the gateway, e.g. to try',
+    '                 "--v8-flags=--max-semi-space-size=2"',
     "",
     "Scenarios:",
     ...SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.description}`),
@@ -67,6 +70,8 @@ async function main(argv: string[]): Promise<number> {
       quick: { type: "boolean", default: false },
       only: { type: "string" },
       out: { type: "string" },
+      "cpu-prof-dir": { type: "string" },
+      "gateway-flags": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -85,7 +90,17 @@ async function main(argv: string[]): Promise<number> {
   const log = (line: string) => console.error(`[bench] ${line}`);
   log(`machine: ${describeMachine(machine)}`);
   const tempDir = await Deno.makeTempDir({ prefix: "council-bench-" });
-  const context: BenchContext = { quick: values.quick, repoRoot: REPO_ROOT, tempDir, log };
+  const profiles = values["cpu-prof-dir"];
+  const context: BenchContext = {
+    quick: values.quick,
+    repoRoot: REPO_ROOT,
+    tempDir,
+    gatewayFlags: [
+      ...(profiles ? ["--cpu-prof", `--cpu-prof-dir=${resolve(profiles)}`] : []),
+      ...(values["gateway-flags"]?.split(/\s+/).filter(Boolean) ?? []),
+    ],
+    log,
+  };
   const figures: Figure[] = [];
   const details: Record<string, unknown> = {};
   const failures: string[] = [];
@@ -110,7 +125,9 @@ async function main(argv: string[]): Promise<number> {
   const seconds = (performance.now() - started) / 1000;
 
   console.log(`\nCouncil Gateway benchmarks${values.quick ? " (--quick)" : ""}`);
-  console.log(`${describeMachine(machine)}; ${seconds.toFixed(0)} s\n`);
+  console.log(`${describeMachine(machine)}; ${seconds.toFixed(0)} s`);
+  if (context.gatewayFlags.length) console.log(`gateway flags: ${context.gatewayFlags.join(" ")}`);
+  console.log();
   console.log(figuresTable(figures));
   const notes = figures.filter((f) => f.note);
   if (notes.length) {
@@ -129,6 +146,7 @@ async function main(argv: string[]): Promise<number> {
       {
         date: new Date().toISOString(),
         quick: values.quick,
+        gatewayFlags: context.gatewayFlags,
         seconds: Math.round(seconds),
         machine: { ...machine, loadAverageAtEnd: machineInfo().loadAverage },
         figures,

@@ -135,9 +135,9 @@ export async function startGateway(
       ...config,
     }),
   );
-  const args = await startTaskArgs(context.repoRoot);
+  const [run, ...args] = await startTaskArgs(context.repoRoot);
   const child = spawnLogged(
-    [Deno.execPath(), ...args, "--config", configPath],
+    [Deno.execPath(), run, ...context.gatewayFlags, ...args, "--config", configPath],
     logPath,
     context.repoRoot,
     gatewayEnv(),

@@ -12,6 +12,8 @@ export interface BenchContext {
   repoRoot: string;
   /** A scratch directory for this bench run, removed at the end. */
   tempDir: string;
+  /** Extra `deno run` flags for the gateway (e.g. `--cpu-prof` from `--cpu-prof-dir`). */
+  gatewayFlags: string[];
   /** A progress line on stderr. */
   log(line: string): void;
 }

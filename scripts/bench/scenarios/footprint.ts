@@ -1,6 +1,96 @@
-import type { Scenario } from "../scenario.ts";
+/**
+ * Idle footprint: the gateway's RSS once started, and its growth after 1,000 turns (instant
+ * fakes, 4 at a time), read after the turns with the server idle again. Baseline: the bare
+ * Deno.serve process, idle and after as many requests.
+ */
+import { messagesBody, pool, streamMessages } from "../client.ts";
+import {
+  councilConfig,
+  fakeAgent,
+  type ServerProcess,
+  startBaselineServer,
+  startGateway,
+} from "../processes.ts";
+import { quantile, target } from "../results.ts";
+import { runs, type Scenario } from "../scenario.ts";
+import { failureOf } from "./turns.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The median of a few RSS readings `gapMs` apart, once the process has been idle `settleMs`. */
+async function idleRss(server: ServerProcess, settleMs = 1000, gapMs = 200): Promise<number> {
+  await sleep(settleMs);
+  const readings: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    readings.push(await server.rssMb());
+    await sleep(gapMs);
+  }
+  return quantile(readings, 0.5);
+}
+
 export const footprint: Scenario = {
   name: "footprint",
-  description: "todo",
-  run: () => Promise.resolve({ figures: [] }),
+  description: "RSS idle after start, and its growth after 1,000 turns",
+  async run(context) {
+    const total = runs(context, 1000, 200);
+    const checkpoint = Math.min(100, total);
+    const agents = ["a", "b", "c"].map((name) => fakeAgent(context, name, "child.sh"));
+    const [gateway, bare] = await Promise.all([
+      startGateway(context, councilConfig(agents)),
+      startBaselineServer(context),
+    ]);
+    const errors: string[] = [];
+    const rss: Record<string, number> = {};
+    try {
+      [rss.idle, rss.bareIdle] = await Promise.all([idleRss(gateway), idleRss(bare)]);
+      const turns = async (from: number, to: number) => {
+        const done = await pool(
+          to - from,
+          4,
+          (i) => streamMessages(gateway.origin, messagesBody(`Footprint turn ${from + i}`)),
+        );
+        for (const turn of done) {
+          const failure = failureOf(turn);
+          if (failure) errors.push(failure);
+        }
+      };
+      await turns(0, checkpoint);
+      rss.afterCheckpoint = await idleRss(gateway);
+      await turns(checkpoint, total);
+      rss.after = await idleRss(gateway, 2000);
+      await pool(total, 4, () => streamMessages(bare.origin, messagesBody("Footprint")));
+      rss.bareAfter = await idleRss(bare, 2000);
+      context.log(`footprint: ${JSON.stringify(rss)}`);
+    } finally {
+      await Promise.all([gateway.stop(), bare.stop()]);
+    }
+    const growth = rss.after - rss.idle;
+    const errorNote = errors.length ? `; ${errors.length} failed turns, first: ${errors[0]}` : "";
+    return {
+      figures: [
+        {
+          scenario: "footprint",
+          name: "Idle RSS after start",
+          unit: "MB",
+          gateway: rss.idle,
+          baseline: { label: "bare Deno.serve", value: rss.bareIdle },
+          target: target("≤ 80 MB", rss.idle, 80),
+        },
+        {
+          scenario: "footprint",
+          name: `RSS growth after ${total.toLocaleString("en")} turns`,
+          unit: "MB",
+          gateway: growth,
+          baseline: {
+            label: "bare Deno.serve, as many requests",
+            value: rss.bareAfter - rss.bareIdle,
+          },
+          target: target("≤ 10 MB", growth, 10),
+          note: `RSS ${rss.idle.toFixed(1)} MB idle → ${rss.afterCheckpoint.toFixed(1)} MB after ` +
+            `${checkpoint} turns → ${rss.after.toFixed(1)} MB after ${total}${errorNote}`,
+        },
+      ],
+      details: { rss, errors: errors.length },
+    };
+  },
 };
