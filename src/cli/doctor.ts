@@ -141,11 +141,13 @@ export async function runDoctor(
     policy ? "PROBLEM" : "ok",
   ]);
   if (policy) problems.push(policy);
-  const source = config.agentsSource === "path" ? " (found on PATH)" : "";
+  const count = config.defaultAgents.length;
   checks.push([
     "agents",
-    `${config.defaultAgents.length}${source}`,
-    config.defaultAgents.length ? "ok" : "PROBLEM",
+    config.agentsSource === "path"
+      ? `${count} found on PATH (defaultAgents not configured)`
+      : `${count} configured`,
+    count ? "ok" : "PROBLEM",
   ]);
   if (config.defaultAgents.length === 0) {
     problems.push(

@@ -219,6 +219,7 @@ Deno.test("cli: doctor prints a table and exits 0 when everything is right", asy
   assert.equal(run.code, 0, run.stdout);
   assert.match(run.stdout, new RegExp(`^config file\\s+${config}\\s+ok$`, "m"));
   assert.match(run.stdout, /^bind address\s+127\.0\.0\.1:0 \(ephemeral port\)\s+ok$/m);
+  assert.match(run.stdout, /^agents\s+3 configured\s+ok$/m);
   assert.match(run.stdout, /^AGENT\s+RUNNER\s+MODEL\s+EXECUTABLE\s+VERSION\s+STATUS$/m);
   assert.match(
     run.stdout,
@@ -267,6 +268,10 @@ Deno.test("cli: doctor with no agents at all says so and exits 1", async () => {
   assert.match(
     run.stdout,
     /no agents: configure defaultAgents or install the claude, codex or gemini CLI/,
+  );
+  assert.match(
+    run.stdout,
+    /^agents\s+0 found on PATH \(defaultAgents not configured\)\s+PROBLEM$/m,
   );
 });
 
