@@ -39,7 +39,7 @@ function threeFakes(log: string, knobs: Partial<Record<"claude" | "codex" | "gem
   ];
 }
 
-async function gateway(config: Config): Promise<RunningServer & AsyncDisposable> {
+function gateway(config: Config): RunningServer & AsyncDisposable {
   const server = startServer(config, { graceMs: 0, abortGraceMs: 3000 });
   return Object.assign(server, {
     async [Symbol.asyncDispose]() {
@@ -79,7 +79,7 @@ const user = (text: string) => ({ role: "user" as const, content: text });
 Deno.test("fullstack: Anthropic SDK messages.create — a fanned-out answer turn", async () => {
   const dir = await Deno.makeTempDir();
   const log = `${dir}/fakes.log`;
-  await using server = await gateway(configWith(threeFakes(log, {
+  await using server = gateway(configWith(threeFakes(log, {
     claude: { rules: [{ match: SYNTH, reply: "Synthesized: 42." }] },
   })));
   const message = await anthropic(server).messages.create({
@@ -104,7 +104,7 @@ Deno.test("fullstack: Anthropic SDK stream — tool turn gives the exact tool_us
     input: { file_path: "/etc/hostname" },
   });
   const ls = JSON.stringify({ kind: "tool", name: "Read", input: { file_path: "/etc/hosts" } });
-  await using server = await gateway(configWith(threeFakes(log, {
+  await using server = gateway(configWith(threeFakes(log, {
     claude: { reply: read, rules: [{ match: SELECT, reply: '{"choose": 2}' }] },
     codex: { reply: ls },
     gemini: { reply: ls },
@@ -130,7 +130,7 @@ Deno.test("fullstack: Anthropic SDK stream — tool turn gives the exact tool_us
 Deno.test("fullstack: progress off → the answer is block 0, streamed live before the synthesizer exits", async () => {
   const dir = await Deno.makeTempDir();
   const log = `${dir}/fakes.log`;
-  await using server = await gateway(configWith(
+  await using server = gateway(configWith(
     threeFakes(log, {
       claude: {
         rules: [{
@@ -169,7 +169,7 @@ Deno.test("fullstack: progress off → the answer is block 0, streamed live befo
 Deno.test("fullstack: pings keep a silent stream alive while the synthesizer thinks", async () => {
   const dir = await Deno.makeTempDir();
   const log = `${dir}/fakes.log`;
-  await using server = await gateway(configWith(
+  await using server = gateway(configWith(
     threeFakes(log, { claude: { rules: [{ match: SYNTH, reply: "done", delayMs: 400 }] } }),
     { keepAliveMs: 50 },
   ));
@@ -196,7 +196,7 @@ Deno.test("fullstack: a client that disconnects mid-turn gets every child killed
   const dir = await Deno.makeTempDir();
   const log = `${dir}/fakes.log`;
   const hang: FakeKnobs = { modes: ["hang"] };
-  await using server = await gateway(
+  await using server = gateway(
     configWith(threeFakes(log, { claude: hang, codex: hang, gemini: hang })),
   );
   const controller = new AbortController();
@@ -219,7 +219,7 @@ Deno.test("fullstack: a client that disconnects mid-turn gets every child killed
 Deno.test("fullstack: the session cap answers normally, streamed and not", async () => {
   const dir = await Deno.makeTempDir();
   const log = `${dir}/fakes.log`;
-  await using server = await gateway(configWith(
+  await using server = gateway(configWith(
     [fakeAgent("claude", { reply: "first answer", log })],
     { maxTurns: 1, fanOutPolicy: "never" },
   ));
@@ -238,7 +238,7 @@ Deno.test("fullstack: the session cap answers normally, streamed and not", async
 Deno.test("fullstack: OpenAI SDK responses — create and stream, function tools never yield a function_call", async () => {
   const dir = await Deno.makeTempDir();
   const log = `${dir}/fakes.log`;
-  await using server = await gateway(configWith(threeFakes(log, {
+  await using server = gateway(configWith(threeFakes(log, {
     claude: { rules: [{ match: SYNTH, reply: "Responses synthesized." }] },
   })));
   const client = openai(server);
@@ -271,7 +271,7 @@ Deno.test("fullstack: every child failing to start → response.failed naming th
     env: {},
     timeoutMs: 10_000,
   });
-  await using server = await gateway(configWith([missing("alpha"), missing("beta")]));
+  await using server = gateway(configWith([missing("alpha"), missing("beta")]));
   const response = await fetch(`${server.origin}/v1/responses`, {
     method: "POST",
     headers: { "content-type": "application/json" },
