@@ -44,6 +44,7 @@ async function runCi(scenario: Scenario): Promise<{ code: number; lines: string[
     env: {
       PATH: `${npxDir}:/usr/bin:/bin`,
       TMPDIR: dir.path,
+      COUNCIL_CI_SKIP_EXTRAS: "1",
       FAKE_TEST_OUTPUT: scenario.testOutput,
       FAKE_TEST_EXIT: String(scenario.testExit ?? 0),
       FAKE_CHECK_EXIT: String(scenario.checkExit ?? 0),
