@@ -40,6 +40,7 @@ function usage(): string {
     "  --cpu-prof-dir DIR  run each gateway with --cpu-prof, profiles written to DIR",
     '  --gateway-flags="FLAGS"  extra `deno run` flags for the gateway, e.g. to try',
     '                 "--v8-flags=--max-semi-space-size=2"',
+    "  --keep-logs    keep the scratch directory (gateway configs and logs) and print its path",
     "",
     "Scenarios:",
     ...SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.description}`),
@@ -72,6 +73,7 @@ async function main(argv: string[]): Promise<number> {
       out: { type: "string" },
       "cpu-prof-dir": { type: "string" },
       "gateway-flags": { type: "string" },
+      "keep-logs": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -120,7 +122,8 @@ async function main(argv: string[]): Promise<number> {
       log(`scenario ${scenario.name} took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     }
   } finally {
-    await Deno.remove(tempDir, { recursive: true }).catch(() => {});
+    if (values["keep-logs"]) log(`gateway configs and logs kept in ${tempDir}`);
+    else await Deno.remove(tempDir, { recursive: true }).catch(() => {});
   }
   const seconds = (performance.now() - started) / 1000;
 

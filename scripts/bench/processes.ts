@@ -32,8 +32,9 @@ async function readMemory(pid: number, field: "VmRSS" | "VmHWM"): Promise<number
     if (field === "VmHWM") return NaN;
     const out = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)] }).output()
       .catch(() => undefined);
-    const kb = out ? Number(new TextDecoder().decode(out.stdout).trim()) : NaN;
-    return kb / KB;
+    const text = out ? new TextDecoder().decode(out.stdout).trim() : "";
+    // Nothing printed: no such process (it has exited).
+    return text ? Number(text) / KB : NaN;
   }
 }
 

@@ -25,6 +25,10 @@ async function idleRss(server: ServerProcess, settleMs = 1000, gapMs = 200): Pro
     readings.push(await server.rssMb());
     await sleep(gapMs);
   }
+  if (readings.some((mb) => !Number.isFinite(mb))) {
+    const log = await Deno.readTextFile(server.logPath).catch(() => "");
+    throw new Error(`pid ${server.pid} has exited; its log ends:\n${log.slice(-1500)}`);
+  }
   return quantile(readings, 0.5);
 }
 
