@@ -5,7 +5,7 @@
 import { getLogger, type Logger } from "@logtape/logtape";
 import { type Clock, systemClock } from "../clock.ts";
 import type { AgentConfig, Config } from "../config.ts";
-import type { AgentResult, AgentRole, RunAgent } from "../agents/types.ts";
+import type { AgentResult, AgentRole, AgentUsage, RunAgent } from "../agents/types.ts";
 import {
   type Ballot,
   describeProposal,
@@ -46,6 +46,33 @@ export interface CouncilDeps {
   onTurnEnd?: (record: TurnRecord) => void;
 }
 
+/** What the turn decided before running agents: how many, which, and why. */
+export interface TurnDecision {
+  /**
+   * `single` / `fanout`: a council ran; `capped`: the session was at a cap; `no-agents`: none
+   * configured; `unplanned`: the turn broke before planning finished.
+   */
+  kind: "single" | "fanout" | "capped" | "no-agents" | "unplanned";
+  reason: string;
+  /** Labels of the children consulted (empty when none ran). */
+  agents: string[];
+}
+
+/** One agent call of a turn (judge, child or synthesizer), as it ended. */
+export interface CallRecord {
+  /** Label in progress lines (`claude`, `claude#2`, `claude (synth)`, `judge`). */
+  label: string;
+  agent: string;
+  model: string;
+  role: AgentRole;
+  ok: boolean;
+  timedOut: boolean;
+  aborted: boolean;
+  exitCode: number | null;
+  durationMs: number;
+  usage: AgentUsage;
+}
+
 /** One finished turn, as a ledger would keep it. */
 export interface TurnRecord {
   turnId: string;
@@ -55,6 +82,17 @@ export interface TurnRecord {
   sessionTurns: number;
   sessionUsd: number;
   outcomeKind: Outcome["kind"];
+  /** When the turn ended (epoch ms, from the council's clock). */
+  endedAt: number;
+  /** Whether the turn counted toward the session's turn cap (not when capped or agentless). */
+  counted: boolean;
+  decision: TurnDecision;
+  /** Every agent call, in the order they ended. */
+  calls: CallRecord[];
+  /** No agent produced anything. */
+  failed: boolean;
+  /** The turn was cancelled (client gone or shutdown); the spend of the calls made still counts. */
+  cancelled: boolean;
 }
 
 export interface Council {
@@ -152,6 +190,10 @@ class Turn {
   #done = false;
   /** Set when no agent produced anything (the protocol may report the turn as failed). */
   #failed = false;
+  /** For `onTurnEnd`: the decision, whether the turn counted, and every call's result. */
+  #decision: TurnDecision = { kind: "unplanned", reason: "not planned", agents: [] };
+  #counted = false;
+  #calls: CallRecord[] = [];
 
   constructor(
     env: TurnEnv,
@@ -208,10 +250,12 @@ class Turn {
     if (config.defaultAgents.length === 0) {
       this.#log.warn("no agents configured");
       this.#failed = true;
+      this.#decision = { kind: "no-agents", reason: "no agents configured", agents: [] };
       return this.#finish({ kind: "answer", text: NO_AGENTS_NOTICE });
     }
     const cap = sessionCap(sessions.touch(request.sessionKey), config);
     if (cap) {
+      this.#decision = { kind: "capped", reason: `session at its ${cap.kind} cap`, agents: [] };
       this.#progress(
         cap.kind === "turns"
           ? `session at its turn cap (${cap.turns}/${cap.maxTurns}) — no council run`
@@ -223,6 +267,7 @@ class Turn {
       return this.#finish({ kind: "answer", text: capNotice(cap) });
     }
     sessions.startTurn(request.sessionKey);
+    this.#counted = true;
     this.#narrator.start();
     let outcome: Outcome;
     try {
@@ -261,6 +306,7 @@ class Turn {
     }
     const children = plan.kind === "single" ? [plan.child] : plan.children;
     this.#consulted = children.map((c) => c.label);
+    this.#decision = { kind: plan.kind, reason: plan.reason, agents: [...this.#consulted] };
     const who = plan.kind === "single"
       ? `one agent: ${plan.child.label}${plan.child.model ? ` (${plan.child.model})` : ""}`
       : `${children.length} agents: ${this.#consulted.join(", ")}`;
@@ -494,6 +540,18 @@ class Turn {
       result = thrownResult(agent, options, err);
     }
     this.#meter.add(result.usage);
+    this.#calls.push({
+      label: options.label,
+      agent: agent.name,
+      model: result.model,
+      role: options.role,
+      ok: result.ok,
+      timedOut: result.timedOut,
+      aborted: result.aborted,
+      exitCode: result.exitCode,
+      durationMs: result.durationMs,
+      usage: result.usage,
+    });
     tracker.finished(result);
     if (!result.ok && !result.aborted) {
       this.#log.warn("{label} failed: {error}", {
@@ -568,6 +626,12 @@ class Turn {
         sessionTurns,
         sessionUsd,
         outcomeKind: outcome.kind,
+        endedAt: this.#env.clock.now(),
+        counted: this.#counted,
+        decision: this.#decision,
+        calls: this.#calls,
+        failed: this.#failed,
+        cancelled: this.#signal.aborted,
       });
     } catch (err) {
       this.#log.warn("onTurnEnd failed: {error}", { error: String(err) });
