@@ -1,7 +1,9 @@
 /**
- * The command line: `serve` (default), `doctor`, `connect claude|codex`, `config`, `version`.
+ * The command line: `serve` (default), `doctor`, `connect claude|codex`, `config`, `usage`,
+ * `version`.
  * Exit codes: 0 ok, 1 runtime failure, 2 usage or config error (one line on stderr).
  */
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { bindPolicyProblem } from "./auth.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
@@ -11,6 +13,7 @@ import { VERSION } from "./version.ts";
 import { claudeExports, codexEnv, codexInstructions, codexToml } from "./cli/connect.ts";
 import { runDoctor } from "./cli/doctor.ts";
 import { renderConfig } from "./cli/show_config.ts";
+import { renderUsage, summarizeLedger } from "./cli/usage.ts";
 
 export const PROGRAM = "council-gateway";
 
@@ -42,6 +45,7 @@ Usage:
   ${PROGRAM} doctor  [--config FILE]   check config, agent CLIs and the bind address
   ${PROGRAM} connect claude|codex      print how to point that host at this gateway
   ${PROGRAM} config  [--config FILE]   print the effective configuration (secrets masked)
+  ${PROGRAM} usage   [--ledger FILE] [--json]   spend per day, session and agent
   ${PROGRAM} version                   print the version
 
 Run '${PROGRAM} <command> --help' for a command's options.
@@ -82,13 +86,24 @@ token and secret-looking agent env values masked.
 Options:
 ${COMMON_HELP}
 `,
+  usage: `Usage: ${PROGRAM} usage [--ledger FILE] [--config FILE] [--json]
+
+Summarises the turn ledger (config \`ledger\`, one JSON line per finished turn): totals, then
+spend per day (UTC), per session and per agent. Exits 1 when the ledger cannot be read.
+
+Options:
+  --ledger FILE   the ledger to read (default: the configuration's \`ledger\`)
+  --config FILE   configuration file whose \`ledger\` is used (lookup as for serve)
+  --json          print the summary as JSON instead of tables
+  -h, --help      show this help
+`,
   version: `Usage: ${PROGRAM} version
 
 Prints the version.
 `,
 };
 
-const COMMANDS = ["serve", "doctor", "connect", "config", "version"] as const;
+const COMMANDS = ["serve", "doctor", "connect", "config", "usage", "version"] as const;
 type Command = (typeof COMMANDS)[number];
 
 interface Parsed {
@@ -101,6 +116,8 @@ interface Parsed {
   positionals: string[];
   toml: boolean;
   env: boolean;
+  ledger?: string;
+  json: boolean;
 }
 
 function parsePort(raw: string): number {
@@ -126,6 +143,8 @@ export function parseCommandLine(argv: string[]): Parsed {
         version: { type: "boolean", short: "V" },
         toml: { type: "boolean" },
         env: { type: "boolean" },
+        ledger: { type: "string" },
+        json: { type: "boolean" },
       },
     });
   } catch (err) {
@@ -158,6 +177,8 @@ export function parseCommandLine(argv: string[]): Parsed {
     positionals: rest,
     toml: values.toml ?? false,
     env: values.env ?? false,
+    ledger: values.ledger,
+    json: values.json ?? false,
   };
 }
 
@@ -242,6 +263,29 @@ function showConfig(args: Parsed, io: CliIo): number {
   return 0;
 }
 
+function usage(args: Parsed, io: CliIo): number {
+  expectNoPositionals(args);
+  if (args.host !== undefined || args.port !== undefined) {
+    throw new UsageError("usage: --host and --port do not apply");
+  }
+  const path = args.ledger ?? load(args, io).ledger;
+  if (!path) {
+    throw new ConfigError(
+      "usage: no ledger configured: set `ledger` in the configuration or pass --ledger FILE",
+    );
+  }
+  const absolute = resolve(io.cwd, path);
+  let summary;
+  try {
+    summary = summarizeLedger(absolute);
+  } catch (err) {
+    const reason = err instanceof Deno.errors.NotFound ? "file not found" : (err as Error).message;
+    throw new Error(`usage: cannot read ledger ${absolute}: ${reason}`);
+  }
+  io.stdout(args.json ? `${JSON.stringify(summary, null, 2)}\n` : renderUsage(summary));
+  return 0;
+}
+
 const encoder = new TextEncoder();
 
 function writeAll(file: { writeSync(p: Uint8Array): number }, text: string): void {
@@ -284,6 +328,8 @@ export async function runCli(argv: string[], io: CliIo = systemIo): Promise<numb
         return connect(args, io);
       case "config":
         return showConfig(args, io);
+      case "usage":
+        return usage(args, io);
       case "version":
         expectNoPositionals(args);
         io.stdout(`${PROGRAM} ${VERSION}\n`);
