@@ -17,6 +17,8 @@ import { createAgentRunner } from "./agents/run.ts";
 import { COUNCIL_DEPTH_HEADER } from "./agents/env.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
+import { SessionStore } from "./council/session.ts";
+import { openLedger } from "./ledger.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
 export const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
@@ -282,7 +284,10 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       selfOrigins: () => origins,
       pricing: config.pricing,
     });
-    const council = createCouncil({ config, runAgent, clock: options.clock });
+    // With a ledger, sessions start from its counters and every finished turn is appended.
+    const sessions = new SessionStore(config.sessionCapacity);
+    const onTurnEnd = config.ledger ? openLedger(config.ledger, sessions) : undefined;
+    const council = createCouncil({ config, runAgent, clock: options.clock, sessions, onTurnEnd });
     const deps = {
       runTurn: council.runTurn,
       streamProgress: config.streamProgress,
