@@ -1,0 +1,80 @@
+/**
+ * The ledger wired into the real server: every finished turn appended, and a restarted server
+ * keeps each session's turn count (so its cap) and spend.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type Config, nameAgents, parseConfigObject } from "../../src/config.ts";
+import { type LedgerEntry, LedgerError, readLedger } from "../../src/ledger.ts";
+import { startServer } from "../../src/server.ts";
+import { fakeAgents } from "../council/helpers.ts";
+
+function configWith(file: Record<string, unknown>): Config {
+  const parsed = parseConfigObject({
+    port: 0,
+    fanOutPolicy: "never",
+    defaultAgents: [{ runner: "claude", model: "opus" }],
+    ...file,
+  });
+  const agents = nameAgents(parsed.defaultAgents ?? []);
+  return { ...parsed, configPath: null, defaultAgents: agents, councilSize: 1 };
+}
+
+async function ask(origin: string, text: string): Promise<string> {
+  const response = await fetch(`${origin}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "claude-opus-4-8",
+      max_tokens: 100,
+      system: "the same system prompt",
+      messages: [{ role: "user", content: text }],
+    }),
+  });
+  const body = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(body));
+  return body.content[0].text;
+}
+
+function ledgerLines(path: string): LedgerEntry[] {
+  const lines: LedgerEntry[] = [];
+  readLedger(path, (entry) => lines.push(entry));
+  return lines;
+}
+
+Deno.test("ledger + server: a restart keeps the session's turn count, so its cap, and spend", async () => {
+  const dir = await Deno.makeTempDir();
+  const ledger = join(dir, "turns.jsonl");
+  const config = configWith({ ledger, maxTurns: 2 });
+  const runs = fakeAgents(() => ({ text: "answered", usage: { costUsd: 0.5 } }));
+
+  const first = startServer(config, { runAgent: runs.runAgent, graceMs: 0 });
+  assert.equal(await ask(first.origin, "first ask of the session"), "answered");
+  await first.shutdown();
+  assert.equal(ledgerLines(ledger).length, 1);
+
+  const second = startServer(config, { runAgent: runs.runAgent, graceMs: 0 });
+  assert.equal(await ask(second.origin, "first ask of the session"), "answered");
+  assert.match(await ask(second.origin, "first ask of the session"), /maxTurns/);
+  await second.shutdown();
+
+  assert.equal(runs.calls.length, 2, "the capped turn ran no agent");
+  const lines = ledgerLines(ledger);
+  assert.deepEqual(
+    lines.map((l) => [l.sessionTurn, l.counted, l.decision, l.costUsd]),
+    [[1, true, "single", 0.5], [2, true, "single", 0.5], [2, false, "capped", 0]],
+  );
+  assert.equal(new Set(lines.map((l) => l.session)).size, 1);
+  assert.match(lines[0].session, /^[0-9a-f]{64}$/);
+});
+
+Deno.test("ledger + server: a ledger that cannot be created stops start-up with a clear error", async () => {
+  const dir = await Deno.makeTempDir();
+  const ledger = join(dir, "no-such-dir", "turns.jsonl");
+  assert.throws(
+    () => startServer(configWith({ ledger }), { runAgent: fakeAgents(() => ({})).runAgent }),
+    (err: Error) =>
+      err instanceof LedgerError &&
+      err.message === `ledger ${ledger}: its directory does not exist`,
+  );
+});
