@@ -52,6 +52,8 @@ export const ConfigSchema = z.strictObject({
   sessionCapacity: z.number().int().positive().default(10_000),
   ledger: z.string().default(""),
   allowUnauthenticatedRemote: z.boolean().default(false),
+  /** Extra host names the `Host` header may carry (DNS-rebinding guard), for remote binds. */
+  allowedHosts: z.array(z.string().min(1)).default([]),
   councilSize: z.number().int().positive().optional(),
   passApiKeys: z.boolean().default(false),
   heartbeatMs: z.number().int().positive().default(5000),

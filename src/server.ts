@@ -8,6 +8,14 @@ import { bindPolicyProblem, createTokenCheck } from "./auth.ts";
 import { type Clock, systemClock, type TimerId } from "./clock.ts";
 import { type Config, ConfigError } from "./config.ts";
 import { moduleLogger } from "./log.ts";
+import {
+  type HostRule,
+  hostRule,
+  type Refuse,
+  requireJsonBody,
+  requireKnownHost,
+  requireLoopbackOrigin,
+} from "./guard.ts";
 import { listModels } from "./models.ts";
 import { countTokens } from "./protocol/count_tokens.ts";
 import type { ProtocolHandler } from "./protocol/handler.ts";
@@ -103,6 +111,11 @@ export interface AppDeps {
   logger?: Logger;
   /** Shown as every model's `created_at`; default: now. */
   startedAt?: Date;
+  /**
+   * The listener's own origins (see `selfOriginsFor`), for the Host guard. Without them (an app
+   * without a listener) the configured host and loopback names are accepted on any port.
+   */
+  origins?: () => readonly string[];
 }
 
 const COUNCIL_PATHS: ReadonlySet<string> = new Set([PATHS.messages, PATHS.responses]);
@@ -114,6 +127,19 @@ export function createApp(deps: AppDeps): Hono {
   const isAuthorized = createTokenCheck(config.token);
   const models = listModels(config.defaultAgents, deps.startedAt ?? new Date());
   const app = new Hono();
+  const ownOrigins = deps.origins ?? (() => []);
+  let ownHostsFor: { origins: readonly string[]; rule: HostRule } | undefined;
+  const ownHosts = () => {
+    const origins = ownOrigins();
+    if (ownHostsFor?.origins !== origins) {
+      ownHostsFor = { origins, rule: hostRule(origins, [config.host, ...config.allowedHosts]) };
+    }
+    return ownHostsFor.rule;
+  };
+  const refuse: Refuse = (c, status, type, message) =>
+    c.req.path === PATHS.responses
+      ? c.json(openAiError(type, message), status)
+      : c.json(errorEnvelope(type, message), status);
 
   app.use("*", async (c, next) => {
     const started = performance.now();
@@ -130,6 +156,8 @@ export function createApp(deps: AppDeps): Hono {
       log.info("{method} {path} {status} {ms}ms", fields);
     } else log.debug("{method} {path} {status} {ms}ms", fields);
   });
+
+  app.use("*", requireKnownHost(ownHosts, refuse), requireLoopbackOrigin(refuse));
 
   app.use("*", async (c, next) => {
     if (c.req.header(DEPTH_HEADER) !== undefined) {
@@ -159,6 +187,9 @@ export function createApp(deps: AppDeps): Hono {
       : c.json(errorEnvelope(type, result.message), result.status);
   };
 
+  for (const path of [PATHS.messages, PATHS.responses, PATHS.countTokens]) {
+    app.post(path, requireJsonBody(refuse));
+  }
   app.post(PATHS.messages, (c) => body(c, deps.messages, "anthropic"));
   app.post(PATHS.responses, (c) => body(c, deps.responses, "openai"));
   app.post(PATHS.countTokens, async (c) => {
@@ -304,7 +335,13 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const wired = options.messages && options.responses
     ? { messages: options.messages, responses: options.responses }
     : handlers();
-  const app = createApp({ config, ...wired, logger: options.logger, startedAt: options.startedAt });
+  const app = createApp({
+    config,
+    ...wired,
+    logger: options.logger,
+    startedAt: options.startedAt,
+    origins: () => origins,
+  });
 
   const stopping = new AbortController();
   let server: Deno.HttpServer<Deno.NetAddr>;

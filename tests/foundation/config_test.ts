@@ -79,9 +79,9 @@ Deno.test("config: an unknown key names its path and the allowed keys", async ()
     await configError("fanoutPolicy: always\n"),
     "config: fanoutPolicy: unknown key (did you mean fanOutPolicy?); allowed: host, port, token, " +
       "logLevel, logJson, streamProgress, progressDetail, fanOutPolicy, fanOutScope, maxTurns, " +
-      "maxSessionUsd, sessionCapacity, ledger, allowUnauthenticatedRemote, councilSize, " +
-      "passApiKeys, heartbeatMs, telemetryMs, keepAliveMs, maxBodyBytes, judge, defaultAgents, " +
-      "pricing",
+      "maxSessionUsd, sessionCapacity, ledger, allowUnauthenticatedRemote, allowedHosts, " +
+      "councilSize, passApiKeys, heartbeatMs, telemetryMs, keepAliveMs, maxBodyBytes, judge, " +
+      "defaultAgents, pricing",
   );
   assert.equal(
     await configError("defaultAgents:\n  - runner: claude\n    model: opus\n    modle: x\n"),

@@ -132,7 +132,7 @@ Deno.test("server: bodies over maxBodyBytes get 413, with or without content-len
         controller.close();
       },
     });
-  const req = new Request("http://x/v1/responses", {
+  const req = new Request("http://localhost/v1/responses", {
     method: "POST",
     body: stream(),
     duplex: "half",
