@@ -2,7 +2,7 @@
  * `deno task bench`: runs the named benchmark scenarios against the real gateway (a subprocess
  * with fake children), prints the figures table and writes `bench/results.json`.
  *
- *   deno task bench [--quick] [--only name[,name…]] [--out FILE]
+ *   deno task bench [--quick] [--only name[,name…]] [--out FILE] (see --help)
  *
  * A scenario is a `Scenario` (see scenario.ts) in the SCENARIOS list below; add a new one there.
  */
@@ -32,15 +32,15 @@ const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 function usage(): string {
   return [
-    "Usage: deno task bench [--quick] [--only name[,name…]] [--out FILE]",
+    "Usage: deno task bench [options]",
     "",
-    "  --quick        fewer runs (a smoke check; figures are less stable)",
-    "  --only NAMES   run only these scenarios (comma-separated)",
-    "  --out FILE     where to write the results (default bench/results.json)",
-    "  --cpu-prof-dir DIR  run each gateway with --cpu-prof, profiles written to DIR",
-    '  --gateway-flags="FLAGS"  extra `deno run` flags for the gateway, e.g. to try',
-    '                 "--v8-flags=--max-semi-space-size=2"',
-    "  --keep-logs    keep the scratch directory (gateway configs and logs) and print its path",
+    "  --quick                 fewer runs (a smoke check; figures are less stable)",
+    "  --only NAMES            run only these scenarios (comma-separated)",
+    "  --out FILE              where to write the results (default bench/results.json)",
+    "  --cpu-prof-dir DIR      run each gateway with --cpu-prof, profiles written to DIR",
+    '  --gateway-flags="FLAGS" extra `deno run` flags for the gateway, e.g.',
+    '                          "--v8-flags=--max-semi-space-size=2"',
+    "  --keep-logs             keep the scratch directory (gateway configs and logs)",
     "",
     "Scenarios:",
     ...SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.description}`),
