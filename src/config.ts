@@ -6,14 +6,38 @@
 import { z } from "zod";
 import YAML from "yaml";
 import { join, resolve } from "node:path";
+import { endpointKey } from "./agents/env.ts";
 
-export const RUNNERS = ["claude", "codex", "gemini", "command"] as const;
+/** Runners that spawn an agent CLI. */
+export const CLI_RUNNERS = ["claude", "codex", "gemini", "command"] as const;
+/** Runners that call a model's HTTP API (a stateless completion, no CLI). */
+export const HTTP_RUNNERS = ["anthropic", "openai"] as const;
+export const RUNNERS = [...CLI_RUNNERS, ...HTTP_RUNNERS] as const;
+export type Runner = (typeof RUNNERS)[number];
+export type CliRunner = (typeof CLI_RUNNERS)[number];
+export type HttpRunner = (typeof HTTP_RUNNERS)[number];
+
+export function isHttpRunner(runner: Runner): runner is HttpRunner {
+  return (HTTP_RUNNERS as readonly string[]).includes(runner);
+}
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 export const FAN_OUT_POLICIES = ["always", "auto", "necessary", "never"] as const;
 export const FAN_OUT_SCOPES = ["first-turn", "every-turn"] as const;
 export const PROGRESS_DETAILS = ["telemetry", "interleaved"] as const;
 
 export const DEFAULT_TIMEOUT_MS = 600_000;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
 
 export const AgentSchema = z.strictObject({
   name: z.string().min(1).optional(),
@@ -23,6 +47,14 @@ export const AgentSchema = z.strictObject({
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
   timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS),
+  // HTTP runners only (checkAgents rejects them elsewhere, and command/args/env there).
+  /** API root, e.g. https://api.anthropic.com or http://localhost:11434/v1. */
+  baseUrl: z.string().refine(isHttpUrl, "must be an http:// or https:// URL").optional(),
+  /** The gateway's environment variable holding the API key (never the key itself). */
+  apiKeyEnv: z.string().regex(ENV_NAME, "must be an environment variable name").optional(),
+  /** Extra request headers (e.g. OpenRouter's HTTP-Referer). */
+  headers: z.record(z.string(), z.string()).optional(),
+  maxTokens: z.number().int().positive().optional(),
 });
 /** An agent entry as configured (name may be absent). */
 export type AgentEntry = z.infer<typeof AgentSchema>;
@@ -85,7 +117,7 @@ export class ConfigError extends Error {
 }
 
 /** Default model per runner when `defaultAgents` is not configured. */
-export const DEFAULT_MODELS: Record<(typeof RUNNERS)[number], string> = {
+export const DEFAULT_MODELS: Record<CliRunner, string> = {
   claude: "opus",
   codex: "gpt-5.5",
   gemini: "gemini-2.5-pro",
@@ -392,12 +424,110 @@ export function discoverAgents(env: Env): AgentEntry[] {
     .map((runner) => AgentSchema.parse({ runner, model: DEFAULT_MODELS[runner] }));
 }
 
-/** Rules zod cannot express per entry: a `command` runner must name its executable. */
-function checkAgents(agents: readonly AgentEntry[]): void {
+/** Fields only HTTP runners use, and fields only CLI runners use. */
+const HTTP_FIELDS = ["baseUrl", "apiKeyEnv", "headers", "maxTokens"] as const;
+const CLI_FIELDS = ["command", "args", "env"] as const;
+
+/**
+ * Rules zod cannot express per entry (checked on the entry as written, so a defaulted field
+ * does not count): HTTP fields belong to HTTP runners and CLI fields to CLI runners; a `command`
+ * runner must name its executable and an `openai` runner its `baseUrl`. A judge may inherit
+ * both from agent 0 when it runs the same runner.
+ */
+function checkAgentFields(
+  path: string,
+  entry: Readonly<Record<string, unknown>>,
+  runner: Runner,
+  inherits = false,
+): void {
+  const given = (field: string) => entry[field] !== undefined;
+  const fail = (field: string, text: string): never => {
+    throw new ConfigError(`config: ${path}.${field}: ${text}`);
+  };
+  if (isHttpRunner(runner)) {
+    const headers = entry.headers as Record<string, string> | undefined;
+    const badHeader = Object.keys(headers ?? {}).find((name) => !HEADER_NAME.test(name));
+    if (badHeader !== undefined) {
+      fail("headers", `${JSON.stringify(badHeader)} is not a valid header name`);
+    }
+    const field = CLI_FIELDS.find(given);
+    if (field) {
+      fail(field, `not used by runner "${runner}" (an HTTP runner calls its baseUrl); remove it`);
+    }
+    if (runner === "openai" && !inherits && !given("baseUrl")) {
+      fail("baseUrl", 'is required when runner is "openai" (e.g. http://localhost:11434/v1)');
+    }
+  } else {
+    const field = HTTP_FIELDS.find(given);
+    if (field) {
+      fail(field, `only for the HTTP runners (${HTTP_RUNNERS.join(", ")}), not runner "${runner}"`);
+    }
+    if (runner === "command" && !inherits && !given("command")) {
+      fail("command", 'is required when runner is "command"');
+    }
+  }
+}
+
+function entryAt(input: unknown, ...path: PropertyKey[]): Record<string, unknown> {
+  const value = valueAt(input, path);
+  return value !== null && typeof value === "object" ? value as Record<string, unknown> : {};
+}
+
+/** Runs `checkAgentFields` over `defaultAgents` and `judge` of the raw (merged) input. */
+function checkAgents(
+  input: unknown,
+  agents: readonly AgentEntry[],
+  judge: Partial<AgentEntry> | undefined,
+): void {
   for (const [i, agent] of agents.entries()) {
-    if (agent.runner === "command" && !agent.command) {
+    checkAgentFields(`defaultAgents[${i}]`, entryAt(input, "defaultAgents", i), agent.runner);
+  }
+  const base = agents[0]?.runner;
+  const runner = judge?.runner ?? base;
+  if (judge && runner) {
+    checkAgentFields("judge", entryAt(input, "judge"), runner, runner === base);
+  }
+}
+
+function isWildcardHost(host: string): boolean {
+  return ["0.0.0.0", "::", "[::]"].includes(host);
+}
+
+/** Every `host:port` key (see `endpointKey`) under which a gateway bound to host:port answers. */
+function gatewayEndpoints(host: string, port: number): Set<string> {
+  const hosts = [host];
+  if (isWildcardHost(host)) {
+    try {
+      hosts.push(...Deno.networkInterfaces().map((i) => i.address));
+    } catch { /* no --allow-sys: loopback spellings are still covered */ }
+  }
+  const keys = hosts.map((h) => {
+    const bracketed = h.includes(":") && !h.startsWith("[") ? `[${h}]` : h;
+    return endpointKey(`http://${bracketed}:${port}`);
+  });
+  return new Set(keys.filter((key): key is string => key !== undefined));
+}
+
+/**
+ * An HTTP agent whose `baseUrl` reaches this gateway would call itself for ever: refused. With
+ * port 0 the port is not known yet (the agents layer refuses such a call at run time).
+ */
+function checkNotSelf(
+  agents: readonly AgentEntry[],
+  judge: Partial<AgentEntry> | undefined,
+  host: string,
+  port: number,
+): void {
+  if (port === 0) return;
+  const self = gatewayEndpoints(host, port);
+  const entries: [string, Partial<AgentEntry>][] = agents.map((a, i) => [`defaultAgents[${i}]`, a]);
+  if (judge) entries.push(["judge", judge]);
+  for (const [path, entry] of entries) {
+    const key = entry.baseUrl ? endpointKey(entry.baseUrl) : undefined;
+    if (key !== undefined && self.has(key)) {
       throw new ConfigError(
-        `config: defaultAgents[${i}].command: is required when runner is "command"`,
+        `config: ${path}.baseUrl: ${JSON.stringify(entry.baseUrl)} points at this gateway ` +
+          `itself (${host}:${port}); a council member calling the gateway would recurse`,
       );
     }
   }
@@ -430,7 +560,8 @@ export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
     sources.port = "--port";
   }
   const parsed = parseConfigObject(merged, sources);
-  if (parsed.defaultAgents) checkAgents(parsed.defaultAgents);
+  checkAgents(merged, parsed.defaultAgents ?? [], parsed.judge);
+  checkNotSelf(parsed.defaultAgents ?? [], parsed.judge, parsed.host, parsed.port);
   const agents = nameAgents(parsed.defaultAgents ?? discoverAgents(env));
   const config: Config = {
     ...parsed,

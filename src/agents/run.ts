@@ -1,10 +1,11 @@
 /**
- * Runs one agent on one prompt: adapter argv, scrubbed env, spawn, parsed events out, and a
- * final `AgentResult` in which every failure is data.
+ * Runs one agent on one prompt — a CLI (adapter argv, scrubbed env, spawn) or a model's HTTP API
+ * (adapter request, streamed events) — with parsed events out and a final `AgentResult` in which
+ * every failure is data.
  */
 import { getLogger } from "@logtape/logtape";
 import { type Clock, systemClock } from "../clock.ts";
-import type { AgentConfig } from "../config.ts";
+import { type AgentConfig, type HttpRunner, isHttpRunner } from "../config.ts";
 import type {
   AgentEvent,
   AgentResult,
@@ -14,11 +15,12 @@ import type {
   RunAgent,
   RunOptions,
 } from "./types.ts";
-import { ADAPTERS } from "./adapters.ts";
-import { childEnv } from "./env.ts";
+import { ADAPTERS, HTTP_ADAPTERS } from "./adapters.ts";
+import { childEnv, pointsAtSelf } from "./env.ts";
 import { costOf, estimateTokens, findPrice, mergePricing } from "./cost.ts";
 import { type ChildExit, runChild } from "./process.ts";
 import { oneLine } from "./activity.ts";
+import { apiKeyEnvOf, baseUrlOf, clockSleep, streamCompletion, type StreamExit } from "./http.ts";
 
 const logger = getLogger(["council-gateway", "agents"]);
 
@@ -45,7 +47,16 @@ export interface AgentRunnerOptions {
   maxLineBytes?: number;
   /** Whether the gateway runs as root (default: asks the OS). */
   isRoot?: boolean;
+  /** HTTP runners: the wait before the one retry (default: on `clock`; tests return at once). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** HTTP runners: a longer `retry-after` fails the run instead of being waited for (30 s). */
+  maxRetryWaitMs?: number;
 }
+
+export const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
+
+/** How a run ended, whatever ran it (a `ChildExit` is one). */
+type RunEnd = Pick<ChildExit, "exitCode" | "timedOut" | "aborted" | "droppedLines">;
 
 function runningAsRoot(): boolean {
   try {
@@ -181,6 +192,27 @@ function failureReason(
   return undefined;
 }
 
+/** Why an HTTP run failed (without the agent name), or undefined when it succeeded. */
+function httpFailureReason(
+  exit: StreamExit,
+  output: RunOutput,
+  endMarker: string,
+  timeoutMs: number,
+): string | undefined {
+  if (exit.aborted) return "aborted";
+  if (exit.timedOut) return `timed out after ${seconds(timeoutMs)}`;
+  if (exit.error) return exit.error;
+  if (output.final?.error) return output.final.error;
+  if (!output.final) {
+    const invalid = output.invalidLines
+      ? `malformed stream: ${output.invalidLines} unparseable event(s), last: ${output.lastInvalid}; `
+      : "";
+    return `${invalid}stream ended without ${endMarker}`;
+  }
+  if (!output.answer.trim()) return "empty answer";
+  return undefined;
+}
+
 /** Builds the runner the council uses. The returned function never throws. */
 export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
   const clock = options.clock ?? systemClock;
@@ -189,11 +221,12 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
   const maxTextChars = options.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS;
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const isRoot = options.isRoot ?? runningAsRoot();
+  const sleep = options.sleep ?? clockSleep(clock);
+  const maxRetryWaitMs = options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
 
   async function run(agent: AgentConfig, prompt: string, opts: RunOptions): Promise<AgentResult> {
     const startedAt = clock.now();
     const model = opts.model ?? agent.model;
-    const adapter = ADAPTERS[agent.runner];
     const output = new RunOutput(maxTextChars);
     const emit = (event: AgentEvent) => {
       try {
@@ -205,7 +238,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
         });
       }
     };
-    const finish = (exit: ChildExit, reason: string | undefined): AgentResult => {
+    const finish = (exit: RunEnd, reason: string | undefined): AgentResult => {
       const result: AgentResult = {
         agent: agent.name,
         model,
@@ -228,15 +261,90 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
     };
     const notStarted = (reason: string): AgentResult =>
       finish({
-        spawned: false,
         exitCode: null,
-        signal: null,
         timedOut: false,
         aborted: opts.signal?.aborted ?? false,
-        stderrTail: [],
         droppedLines: 0,
       }, reason);
 
+    let lastCounters = "";
+    /** Books parsed items into the output and passes them on as events. */
+    const absorb = (parsed: ParsedLine[]) => {
+      let countersMoved = false;
+      for (const item of parsed) {
+        switch (item.type) {
+          case "text": {
+            const kept = output.addText(item.text);
+            if (kept) emit({ type: "text", agent: agent.name, text: kept });
+            countersMoved = true;
+            break;
+          }
+          case "activity":
+            emit({ type: "activity", agent: agent.name, text: item.text });
+            break;
+          case "usage":
+            output.reportedInput = item.inputTokens ?? output.reportedInput;
+            output.reportedOutput = item.outputTokens ?? output.reportedOutput;
+            output.reportedCost = item.costUsd ?? output.reportedCost;
+            countersMoved = true;
+            break;
+          case "final":
+            output.final = { text: item.text, error: item.error };
+            break;
+          case "invalid":
+            output.invalidLines++;
+            output.lastInvalid = JSON.stringify(oneLine(item.line, 80));
+            break;
+        }
+      }
+      if (!countersMoved) return;
+      const counters = runningCounters(output, prompt.length);
+      const key = `${counters.inputTokens}/${counters.outputTokens}`;
+      if (key === lastCounters) return;
+      lastCounters = key;
+      emit({
+        type: "usage",
+        agent: agent.name,
+        ...counters,
+        elapsedMs: clock.now() - startedAt,
+      });
+    };
+
+    const runHttp = async (runner: HttpRunner): Promise<AgentResult> => {
+      const adapter = HTTP_ADAPTERS[runner];
+      const baseUrl = baseUrlOf(agent, adapter);
+      if (!baseUrl) return notStarted(`runner "${agent.runner}" needs a \`baseUrl\``);
+      if (pointsAtSelf("baseUrl", baseUrl, options.selfOrigins())) {
+        return notStarted(`baseUrl ${baseUrl} points at this gateway itself (refused: recursion)`);
+      }
+      const keyName = apiKeyEnvOf(agent, adapter);
+      // The key is read from the gateway's own environment; `passApiKeys` is about CLI children.
+      const apiKey = (options.baseEnv ?? gatewayEnv())[keyName] || undefined;
+      if (!apiKey && adapter.keyRequired) {
+        return notStarted(`${keyName} is not set in the gateway's environment (apiKeyEnv)`);
+      }
+      if (opts.signal?.aborted) return notStarted("aborted before start");
+      const exit = await streamCompletion({
+        adapter,
+        request: adapter.request(agent, { model, prompt, apiKey }),
+        agentName: agent.name,
+        signal: opts.signal,
+        timeoutMs: agent.timeoutMs,
+        clock,
+        sleep,
+        maxRetryWaitMs,
+        maxEventBytes: maxLineBytes,
+        onStart: () => emit({ type: "started", agent: agent.name, model }),
+        onItems: absorb,
+      });
+      return finish(
+        { exitCode: null, timedOut: exit.timedOut, aborted: exit.aborted, droppedLines: 0 },
+        httpFailureReason(exit, output, adapter.endMarker, agent.timeoutMs),
+      );
+    };
+
+    if (isHttpRunner(agent.runner)) return await runHttp(agent.runner);
+    const adapter = ADAPTERS[agent.runner];
     const command = agent.command ?? adapter.defaultCommand;
     if (!command) return notStarted(`runner "${agent.runner}" needs a \`command\` to run`);
     if (opts.signal?.aborted) return notStarted("aborted before start");
@@ -254,7 +362,6 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
       });
       const args = adapter.argv(agent, { role: opts.role, model });
       const parse = adapter.createParser({ cwd });
-      let lastCounters = "";
 
       const onStdout = (piece: string) => {
         let parsed: ParsedLine[];
@@ -267,44 +374,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
           });
           parsed = [{ type: "invalid", line: piece }];
         }
-        let countersMoved = false;
-        for (const item of parsed) {
-          switch (item.type) {
-            case "text": {
-              const kept = output.addText(item.text);
-              if (kept) emit({ type: "text", agent: agent.name, text: kept });
-              countersMoved = true;
-              break;
-            }
-            case "activity":
-              emit({ type: "activity", agent: agent.name, text: item.text });
-              break;
-            case "usage":
-              output.reportedInput = item.inputTokens ?? output.reportedInput;
-              output.reportedOutput = item.outputTokens ?? output.reportedOutput;
-              output.reportedCost = item.costUsd ?? output.reportedCost;
-              countersMoved = true;
-              break;
-            case "final":
-              output.final = { text: item.text, error: item.error };
-              break;
-            case "invalid":
-              output.invalidLines++;
-              output.lastInvalid = JSON.stringify(oneLine(item.line, 80));
-              break;
-          }
-        }
-        if (!countersMoved) return;
-        const counters = runningCounters(output, prompt.length);
-        const key = `${counters.inputTokens}/${counters.outputTokens}`;
-        if (key === lastCounters) return;
-        lastCounters = key;
-        emit({
-          type: "usage",
-          agent: agent.name,
-          ...counters,
-          elapsedMs: clock.now() - startedAt,
-        });
+        absorb(parsed);
       };
 
       logger.debug("{agent}: spawning {command} {args} in {cwd}", {

@@ -1,13 +1,25 @@
 /**
- * `doctor`: checks the configuration, each agent's CLI (found? `--version`?) and the bind
- * address, and prints them as a table.
+ * `doctor`: checks the configuration, each agent's CLI (found? `--version`?) or HTTP endpoint
+ * (reachable? model listed?) and the bind address, and prints them as a table.
  */
 import { bindPolicyProblem } from "../auth.ts";
-import { type AgentEntry, type Config, findOnPath } from "../config.ts";
+import {
+  type AgentEntry,
+  type Config,
+  DEFAULT_TIMEOUT_MS,
+  findOnPath,
+  type HttpRunner,
+  isHttpRunner,
+} from "../config.ts";
 import { urlHost } from "../server.ts";
+import { HTTP_ADAPTERS } from "../agents/adapters.ts";
+import { apiKeyEnvOf, baseUrlOf, probeModels } from "../agents/http.ts";
+import { judgeAgent } from "../council/plan.ts";
 
 /** How long a `--version` may take before it counts as broken. */
 export const VERSION_TIMEOUT_MS = 5000;
+/** How long an HTTP agent's models list may take before the endpoint counts as unreachable. */
+export const ENDPOINT_TIMEOUT_MS = 3000;
 
 /** The executable a runner uses when the agent names no `command`. */
 export const RUNNER_COMMANDS: Record<AgentEntry["runner"], string | null> = {
@@ -15,6 +27,8 @@ export const RUNNER_COMMANDS: Record<AgentEntry["runner"], string | null> = {
   codex: "codex",
   gemini: "gemini",
   command: null,
+  anthropic: null,
+  openai: null,
 };
 
 export interface VersionProbe {
@@ -78,12 +92,65 @@ export interface AgentRow {
   ok: boolean;
 }
 
+/** Whether a listed model id is the configured one, allowing aliases (`x` for `x-20250929`). */
+export function listsModel(ids: readonly string[], model: string): boolean {
+  return ids.some((id) => id === model || id.startsWith(`${model}-`) || id === `${model}:latest`);
+}
+
+/** An HTTP agent: the endpoint answers, the key is there, and the model is listed if it can be. */
+async function checkHttpAgent(
+  name: string,
+  runner: HttpRunner,
+  agent: Partial<AgentEntry>,
+  env: (name: string) => string | undefined,
+  timeoutMs: number,
+): Promise<AgentRow> {
+  const adapter = HTTP_ADAPTERS[runner];
+  const config = {
+    name,
+    runner,
+    model: "",
+    args: [],
+    env: {},
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+    ...agent,
+  };
+  const baseUrl = baseUrlOf(config, adapter);
+  const base = { name, runner, model: agent.model ?? "(default)", executable: baseUrl || null };
+  const row = (version: string, status: string, ok: boolean) => ({ ...base, version, status, ok });
+  if (!baseUrl) return row("-", "no baseUrl configured", false);
+  const keyName = apiKeyEnvOf(config, adapter);
+  const apiKey = env(keyName) || undefined;
+  const probe = await probeModels(adapter, config, apiKey, timeoutMs);
+  if (!probe.reachable) return row("-", `unreachable: ${probe.error}`, false);
+  const missingKey = !apiKey && adapter.keyRequired ? `${keyName} is not set` : "";
+  if (probe.status === 401 || probe.status === 403) {
+    return row("-", `HTTP ${probe.status}: ${missingKey || probe.error}`, false);
+  }
+  if (missingKey) return row("-", `reachable, but ${missingKey}`, false);
+  if (probe.models === undefined) {
+    return row("-", `ok (reachable; no model list: HTTP ${probe.status})`, true);
+  }
+  const listed = `${probe.models.length} models`;
+  if (!agent.model || listsModel(probe.models, agent.model)) return row(listed, "ok", true);
+  const some = probe.models.slice(0, 3).join(", ");
+  return row(
+    listed,
+    `model ${JSON.stringify(agent.model)} not listed by the endpoint${
+      some ? ` (e.g. ${some})` : ""
+    }`,
+    false,
+  );
+}
+
 async function checkAgent(
   name: string,
   agent: Partial<AgentEntry>,
   env: (name: string) => string | undefined,
+  endpointTimeoutMs: number,
 ): Promise<AgentRow> {
   const runner = agent.runner ?? "claude";
+  if (isHttpRunner(runner)) return checkHttpAgent(name, runner, agent, env, endpointTimeoutMs);
   const command = agent.command ?? RUNNER_COMMANDS[runner] ?? "";
   const base = { name, runner, model: agent.model ?? "(default)" };
   const executable = command ? findOnPath(command, env) : null;
@@ -120,13 +187,22 @@ export interface DoctorReport {
 export async function runDoctor(
   config: Readonly<Config>,
   env: (name: string) => string | undefined,
+  endpointTimeoutMs = ENDPOINT_TIMEOUT_MS,
 ): Promise<DoctorReport> {
   const problems: string[] = [];
   const entries: [string, Partial<AgentEntry>][] = config.defaultAgents.map((a) => [a.name, a]);
-  if (config.judge && (config.judge.runner || config.judge.command)) {
-    entries.push(["judge", config.judge]);
+  if (config.judge && (config.judge.runner || config.judge.command || config.judge.baseUrl)) {
+    // An HTTP judge takes its endpoint from agent 0 when it runs the same runner.
+    const inherits = config.defaultAgents.length > 0 &&
+      isHttpRunner(config.judge.runner ?? config.defaultAgents[0].runner);
+    entries.push([
+      "judge",
+      inherits ? judgeAgent(config.defaultAgents, config.judge) : config.judge,
+    ]);
   }
-  const agents = await Promise.all(entries.map(([name, a]) => checkAgent(name, a, env)));
+  const agents = await Promise.all(
+    entries.map(([name, a]) => checkAgent(name, a, env, endpointTimeoutMs)),
+  );
   const bind = bindStatus(config.host, config.port);
   const policy = bindPolicyProblem(config);
   const address = `${urlHost(config.host)}:${config.port}`;

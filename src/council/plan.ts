@@ -48,11 +48,21 @@ export function modelFamily(model: string): ModelFamily | undefined {
   return undefined;
 }
 
-/** The first agent whose runner serves the model's family; else agent 0. */
+/** Runners that serve each family, in order of preference (the CLI, then its API). */
+const FAMILY_RUNNERS: Record<ModelFamily, readonly AgentConfig["runner"][]> = {
+  claude: ["claude", "anthropic"],
+  codex: ["codex"],
+  gemini: ["gemini"],
+};
+
+/** The first agent whose runner serves the model's family (CLI first, then API); else agent 0. */
 export function agentIndexForModel(agents: readonly AgentConfig[], model: string): number {
   const family = modelFamily(model);
-  const index = family ? agents.findIndex((a) => a.runner === family) : -1;
-  return index < 0 ? 0 : index;
+  for (const runner of family ? FAMILY_RUNNERS[family] : []) {
+    const index = agents.findIndex((a) => a.runner === runner);
+    if (index >= 0) return index;
+  }
+  return 0;
 }
 
 const SMALL_TALK = new Set([
@@ -211,21 +221,41 @@ export function resolveVerdict(
   };
 }
 
-/** The cheap model of each runner's family, used by the default judge. */
+/**
+ * The cheap model of each runner's family, used by the default judge. An `openai` endpoint may
+ * be any server (Ollama, vLLM, …): its cheap model is known only on OpenAI's own API.
+ */
 export const CHEAP_MODELS: Record<AgentConfig["runner"], string | undefined> = {
   claude: "haiku",
   codex: "gpt-5.1-codex-mini",
   gemini: "gemini-2.5-flash-lite",
   command: undefined,
+  anthropic: "claude-haiku-4-5",
+  openai: undefined,
 };
+
+/** The cheap model on OpenAI's own API, for an `openai` agent of the GPT family there. */
+export const OPENAI_CHEAP_MODEL = "gpt-5-mini";
+
+function cheapModelFor(runner: AgentConfig["runner"], baseUrl: string | undefined, model: string) {
+  if (runner !== "openai") return CHEAP_MODELS[runner];
+  let host = "";
+  try {
+    host = baseUrl ? new URL(baseUrl).hostname : "";
+  } catch { /* checked at load; no cheap model then */ }
+  return host === "api.openai.com" && modelFamily(model) === "codex"
+    ? OPENAI_CHEAP_MODEL
+    : undefined;
+}
 
 /** A judge that hangs must not hold the turn for a child's full time-out. */
 export const JUDGE_TIMEOUT_MS = 60_000;
 
 /**
  * The judge's agent entry: the `judge` config fields over agent 0's runner, command, args and
- * env, with the cheap model of the runner's family. Empty args/env in `judge` count as unset
- * (the schema fills them in), and so does the default time-out.
+ * env (an HTTP runner's baseUrl, apiKeyEnv, headers and maxTokens), with the cheap model of the
+ * runner's family. Empty args/env in `judge` count as unset (the schema fills them in), and so
+ * does the default time-out.
  */
 export function judgeAgent(
   agents: readonly AgentConfig[],
@@ -240,7 +270,12 @@ export function judgeAgent(
   const timeoutMs = judge?.timeoutMs && judge.timeoutMs !== DEFAULT_TIMEOUT_MS
     ? judge.timeoutMs
     : JUDGE_TIMEOUT_MS;
-  const model = judge?.model ?? CHEAP_MODELS[runner] ?? base.model;
+  const http: Partial<AgentConfig> = {};
+  for (const field of ["baseUrl", "apiKeyEnv", "headers", "maxTokens"] as const) {
+    const value = judge?.[field] ?? (sameRunner ? base[field] : undefined);
+    if (value !== undefined) Object.assign(http, { [field]: value });
+  }
+  const model = judge?.model ?? cheapModelFor(runner, http.baseUrl, base.model) ?? base.model;
   return {
     name: judge?.name ?? "judge",
     runner,
@@ -249,5 +284,6 @@ export function judgeAgent(
     env,
     timeoutMs,
     ...(command ? { command } : {}),
+    ...http,
   };
 }

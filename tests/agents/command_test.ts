@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { commandAdapter } from "../../src/agents/command.ts";
-import { ADAPTERS } from "../../src/agents/adapters.ts";
-import { RUNNERS } from "../../src/config.ts";
+import { ADAPTERS, HTTP_ADAPTERS } from "../../src/agents/adapters.ts";
+import { CLI_RUNNERS, HTTP_RUNNERS } from "../../src/config.ts";
 
 Deno.test("command argv: args as configured with every {model} substituted", () => {
   const argv = commandAdapter.argv({
@@ -26,7 +26,8 @@ Deno.test("command parser: every stdout chunk is text as is", () => {
 });
 
 Deno.test("adapters: every configured runner has one", () => {
-  for (const runner of RUNNERS) assert.ok(ADAPTERS[runner], runner);
+  for (const runner of CLI_RUNNERS) assert.ok(ADAPTERS[runner], runner);
+  for (const runner of HTTP_RUNNERS) assert.ok(HTTP_ADAPTERS[runner], runner);
   assert.equal(ADAPTERS.claude.defaultCommand, "claude");
   assert.equal(ADAPTERS.codex.defaultCommand, "codex");
   assert.equal(ADAPTERS.gemini.defaultCommand, "gemini");

@@ -91,8 +91,8 @@ Deno.test("cli: a config error exits 2 with the precise message and no stack", a
     assert.deepEqual(run, {
       code: 2,
       stdout: "",
-      stderr:
-        'config: defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, command\n',
+      stderr: 'config: defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, ' +
+        "command, anthropic, openai\n",
     }, command);
   }
 });

@@ -70,7 +70,8 @@ Deno.test("config: the issue's example message for a misspelled runner", async (
   );
   assert.equal(
     message,
-    'config: defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, command',
+    'config: defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, command, ' +
+      "anthropic, openai",
   );
 });
 
@@ -86,7 +87,7 @@ Deno.test("config: an unknown key names its path and the allowed keys", async ()
   assert.equal(
     await configError("defaultAgents:\n  - runner: claude\n    model: opus\n    modle: x\n"),
     "config: defaultAgents[0].modle: unknown key; allowed: name, runner, model, command, args, " +
-      "env, timeoutMs",
+      "env, timeoutMs, baseUrl, apiKeyEnv, headers, maxTokens",
   );
 });
 
