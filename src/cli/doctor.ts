@@ -92,9 +92,16 @@ export interface AgentRow {
   ok: boolean;
 }
 
-/** Whether a listed model id is the configured one, allowing aliases (`x` for `x-20250929`). */
+/**
+ * Whether a listed id is the configured model: the same id, or the model as an alias of a dated
+ * or `latest` id (`claude-haiku-4-5` for `claude-haiku-4-5-20251001`, `llama3.1` for
+ * `llama3.1:latest`).
+ */
 export function listsModel(ids: readonly string[], model: string): boolean {
-  return ids.some((id) => id === model || id.startsWith(`${model}-`) || id === `${model}:latest`);
+  return ids.some((id) =>
+    id === model || id === `${model}:latest` ||
+    (id.startsWith(`${model}-`) && /^(\d{8}|latest)$/.test(id.slice(model.length + 1)))
+  );
 }
 
 /** An HTTP agent: the endpoint answers, the key is there, and the model is listed if it can be. */
