@@ -3,6 +3,7 @@
  * refusal of a base URL that points at the gateway itself.
  */
 import assert from "node:assert/strict";
+import { runCli } from "../../src/cli.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { tempDir } from "./support.ts";
 
@@ -154,5 +155,27 @@ Deno.test("config: a baseUrl that reaches the gateway itself is refused (loopbac
       { port: 7000 },
     ),
     /^config: judge\.baseUrl: "http:\/\/127\.0\.0\.1:7000\/v1" points at this gateway itself/,
+  );
+});
+
+Deno.test("serve: a baseUrl at the gateway's own address stops start-up with exit 2", async () => {
+  await using dir = await tempDir();
+  const path = `${dir.path}/council.yaml`;
+  await Deno.writeTextFile(
+    path,
+    "port: 45871\ndefaultAgents:\n  - { runner: openai, model: m, baseUrl: http://localhost:45871/v1 }\n",
+  );
+  let stderr = "";
+  const code = await runCli(["serve", "--config", path], {
+    env: () => undefined,
+    cwd: dir.path,
+    stdout: () => {},
+    stderr: (text) => (stderr += text),
+  });
+  assert.equal(code, 2);
+  assert.equal(
+    stderr,
+    'config: defaultAgents[0].baseUrl: "http://localhost:45871/v1" points at this gateway ' +
+      "itself (127.0.0.1:45871); a council member calling the gateway would recurse\n",
   );
 });
