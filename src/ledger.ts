@@ -42,6 +42,8 @@ export const LedgerEntrySchema = z.object({
   session: z.string().min(1),
   /** The session's turn count after this turn. */
   sessionTurn: count,
+  /** The session's spend after this turn (as the running gateway had it). */
+  sessionUsd: usd,
   /** Whether the turn counted toward the session's cap (false: capped, or no agents). */
   counted: z.boolean(),
   /** `single`, `fanout`, `capped`, `no-agents`, `unplanned`. */
@@ -74,6 +76,7 @@ export function ledgerEntry(record: TurnRecord): LedgerEntry {
     turn: record.turnId,
     session: record.sessionKey,
     sessionTurn: record.sessionTurns,
+    sessionUsd: record.sessionUsd,
     counted: record.counted,
     decision: record.decision.kind,
     reason: record.decision.reason,

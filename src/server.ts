@@ -21,12 +21,13 @@ import { countTokens } from "./protocol/count_tokens.ts";
 import type { ProtocolHandler } from "./protocol/handler.ts";
 import { createMessagesHandler } from "./protocol/messages/handler.ts";
 import { createResponsesHandler } from "./protocol/responses/handler.ts";
-import { createAgentRunner } from "./agents/run.ts";
+import { createAgentRunner, DEFAULT_KILL_GRACE_MS } from "./agents/run.ts";
 import { COUNCIL_DEPTH_HEADER } from "./agents/env.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
 import { SessionStore } from "./council/session.ts";
 import { openLedger } from "./ledger.ts";
+import { InFlightTurns } from "./inflight.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
 export const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
@@ -299,7 +300,8 @@ export interface RunningServer {
 }
 
 export const DEFAULT_GRACE_MS = 3000;
-export const DEFAULT_ABORT_GRACE_MS = 2000;
+/** Longer than a cancelled child may take to end: SIGTERM→SIGKILL, then its pipes drain. */
+export const DEFAULT_ABORT_GRACE_MS = 2 * DEFAULT_KILL_GRACE_MS + 1000;
 
 /** Wires the council and protocols for `config`, listens, and logs the startup line. */
 export function startServer(config: Readonly<Config>, options: ServerOptions = {}): RunningServer {
@@ -308,6 +310,8 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const log = options.logger ?? moduleLogger("server");
   const clock = options.clock ?? systemClock;
   let origins: string[] = [];
+  // Shutdown waits for running turns to wind down (children killed, ledger line written).
+  const inFlight = new InFlightTurns();
 
   const handlers = () => {
     const runAgent = options.runAgent ?? createAgentRunner({
@@ -320,7 +324,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     const onTurnEnd = config.ledger ? openLedger(config.ledger, sessions) : undefined;
     const council = createCouncil({ config, runAgent, clock: options.clock, sessions, onTurnEnd });
     const deps = {
-      runTurn: council.runTurn,
+      runTurn: inFlight.wrap(council.runTurn),
       streamProgress: config.streamProgress,
       keepAliveMs: config.keepAliveMs,
       passApiKeys: config.passApiKeys,
@@ -392,7 +396,8 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const signals: Deno.Signal[] = [];
   const onSignal = () => void shutdown();
 
-  const finished = Promise.race([server.finished, gaveUp]).finally(() => {
+  const drained = server.finished.then(() => inFlight.idle());
+  const finished = Promise.race([drained, gaveUp]).finally(() => {
     for (const id of timers) clock.clearTimeout(id);
     for (const sig of signals) Deno.removeSignalListener(sig, onSignal);
     log.info("stopped");

@@ -62,6 +62,7 @@ Deno.test("ledger: a fanned-out turn's line holds decision, agents, every call a
   assert.match(line.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   assert.equal(line.session, "s1");
   assert.equal(line.sessionTurn, 1);
+  assert.equal(line.sessionUsd, line.costUsd);
   assert.equal(line.counted, true);
   assert.equal(line.decision, "fanout");
   assert.equal(line.reason, "fanOutPolicy always");
@@ -168,6 +169,7 @@ Deno.test("ledger: reading skips torn, foreign and over-long lines and counts th
       turn: "t",
       session,
       sessionTurn: 1,
+      sessionUsd: costUsd,
       counted,
       decision: counted ? "single" : "capped",
       reason: "r",

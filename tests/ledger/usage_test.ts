@@ -50,6 +50,7 @@ function entry(
     turn: "t",
     session,
     sessionTurn: 1,
+    sessionUsd: 0,
     counted: true,
     decision: calls.length > 1 ? "fanout" : "single",
     reason: "r",
