@@ -1,0 +1,463 @@
+/**
+ * Load driver (issue 9 §4): the real gateway (a subprocess) with a council of three `sh` fakes
+ * of known latency. First N concurrent streaming turns over both protocols (0 errors, no
+ * cross-talk: every answer must name only its own turn's marker), then M sequential turns with
+ * the gateway's idle RSS and open file descriptors read at checkpoints (RSS must stop growing,
+ * no fd may leak), and finally the process table checked for leftover children.
+ *
+ *   deno run -A scripts/load.ts [--concurrency 50] [--turns 1000] [--child-ms 100] … (--help)
+ *
+ * Needs -A: it reads /proc/<gateway pid>/{status,fd}. Exits 1 when a check fails.
+ */
+import { parseArgs } from "node:util";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SseParser } from "./bench/client.ts";
+import { startGateway } from "./bench/processes.ts";
+import { quantile } from "./bench/results.ts";
+import type { BenchContext } from "./bench/scenario.ts";
+
+export const MARKER_PREFIX = "LOAD-MARK-";
+export const FAKE_PATH = fileURLToPath(new URL("./load/echo-marker.sh", import.meta.url));
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const SYSTEM = "You are a terse assistant for load testing.";
+
+export type Protocol = "messages" | "responses";
+
+/** Three `command` agents running the marker fake (at `fake`); entry 0 also synthesizes. */
+export function loadConfig(
+  childMs: number,
+  synthMs: number,
+  fake = FAKE_PATH,
+): Record<string, unknown> {
+  const env = {
+    LOAD_CHILD_SLEEP: String(childMs / 1000),
+    LOAD_SYNTH_SLEEP: String(synthMs / 1000),
+  };
+  return {
+    fanOutPolicy: "always",
+    councilSize: 3,
+    maxTurns: 1_000_000,
+    defaultAgents: ["a", "b", "c"].map((name) => ({
+      name,
+      runner: "command",
+      model: "load",
+      command: fake,
+      env,
+    })),
+  };
+}
+
+/** A marker unique to one turn of one run: `LOAD-MARK-` + lower-case letters and digits. */
+export function newMarker(run: string, index: number): string {
+  return `${MARKER_PREFIX}${run}t${index.toString(36)}`;
+}
+
+/** A streaming request opening its own session (the marker is in the first user message). */
+export function turnBody(protocol: Protocol, marker: string): Record<string, unknown> {
+  const ask = `Turn ${marker}: which turn is this?`;
+  return protocol === "messages"
+    ? {
+      model: "svc-council",
+      max_tokens: 1024,
+      stream: true,
+      system: SYSTEM,
+      messages: [{ role: "user", content: ask }],
+    }
+    : { model: "svc-council", stream: true, instructions: SYSTEM, input: ask };
+}
+
+export interface LoadTurn {
+  protocol: Protocol;
+  marker: string;
+  status: number;
+  answer: string;
+  wallMs: number;
+  /** Why the turn failed (HTTP status, error event, no terminal event, network). */
+  error?: string;
+}
+
+const TERMINAL: Record<Protocol, string> = {
+  messages: "message_stop",
+  responses: "response.completed",
+};
+
+/** The answer's text from one SSE frame of either protocol ("" when it carries none). */
+function answerText(protocol: Protocol, event: string, data: string): string {
+  if (protocol === "messages" && event === "content_block_delta") {
+    const delta = JSON.parse(data).delta;
+    return delta?.type === "text_delta" ? delta.text : "";
+  }
+  if (protocol === "responses" && event === "response.output_text.delta") {
+    return JSON.parse(data).delta ?? "";
+  }
+  return "";
+}
+
+/** One streaming turn read to its end. Never throws. */
+export async function loadTurn(
+  origin: string,
+  protocol: Protocol,
+  marker: string,
+  client?: Deno.HttpClient,
+): Promise<LoadTurn> {
+  const started = performance.now();
+  const turn: LoadTurn = { protocol, marker, status: 0, answer: "", wallMs: 0 };
+  let finished = false;
+  try {
+    const response = await fetch(`${origin}/v1/${protocol}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(turnBody(protocol, marker)),
+      client,
+    });
+    turn.status = response.status;
+    const parser = new SseParser();
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body ?? []) {
+      for (const frame of parser.push(decoder.decode(chunk, { stream: true }))) {
+        if (frame.event === TERMINAL[protocol]) finished = true;
+        else if (frame.event === "error" || frame.event === "response.failed") {
+          turn.error = `${frame.event}: ${frame.data.slice(0, 200)}`;
+        } else turn.answer += answerText(protocol, frame.event, frame.data);
+      }
+    }
+    if (turn.status !== 200) turn.error ??= `HTTP ${turn.status}`;
+    else if (!finished) turn.error ??= `no ${TERMINAL[protocol]}`;
+  } catch (err) {
+    turn.error = `request failed: ${(err as Error).message}`;
+  }
+  turn.wallMs = performance.now() - started;
+  return turn;
+}
+
+/** Every load marker in a text, in order. */
+export function markersIn(text: string): string[] {
+  return text.match(/LOAD-MARK-[0-9a-z]*/g) ?? [];
+}
+
+/**
+ * Why an answer shows cross-talk (or is not the synthesizer's), or undefined when it names
+ * only its own marker: once from the conversation and once per candidate it synthesized.
+ */
+export function crossTalk(turn: LoadTurn): string | undefined {
+  const markers = markersIn(turn.answer);
+  const foreign = markers.filter((m) => m !== turn.marker);
+  if (foreign.length) return `${turn.marker} heard of ${[...new Set(foreign)].join(", ")}`;
+  if (!turn.answer.startsWith("answer:") || markers.length < 3) {
+    return `${turn.marker}: not a synthesis of its candidates: ${JSON.stringify(turn.answer)}`;
+  }
+  return undefined;
+}
+
+/**
+ * `count` turns at once, alternating Messages and Responses, on connections of their own
+ * (closed afterwards, so the gateway's socket count returns to where it was).
+ */
+export async function concurrentTurns(
+  origin: string,
+  run: string,
+  count: number,
+): Promise<LoadTurn[]> {
+  const client = Deno.createHttpClient({});
+  try {
+    return await Promise.all(Array.from({ length: count }, (_, i) => {
+      const protocol = i % 2 === 0 ? "messages" : "responses";
+      return loadTurn(origin, protocol, newMarker(run, i), client);
+    }));
+  } finally {
+    client.close();
+  }
+}
+
+/** Open file descriptors of a process (Linux: entries of /proc/<pid>/fd). */
+export function fdCount(pid: number): number {
+  return [...Deno.readDirSync(`/proc/${pid}/fd`)].length;
+}
+
+/** Processes still running the marker fake at `fake` (the gateway should have ended them). */
+export async function leftoverFakes(fake = FAKE_PATH): Promise<string[]> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "pid=,stat=,args="] }).output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((line) => line.includes(fake) && !/^\s*\d+\s+Z/.test(line));
+}
+
+// ---- the run ----------------------------------------------------------------------------
+
+const HELP = `Usage: deno run -A scripts/load.ts [options]
+
+Starts the gateway (a subprocess, the start task's flags) with a council of three sh fakes of
+known latency, then:
+  1. --concurrency streaming turns at once, alternating /v1/messages and /v1/responses:
+     every one must succeed and its answer name only its own turn's marker (no cross-talk);
+  2. --turns sequential turns (alternating protocols), reading the gateway's idle RSS and open
+     fds every tenth of the way: RSS must stop growing (second half growth within
+     --max-growth-mb) and the fd count must end where it started;
+  3. no fake child may be left running.
+Exits 0 when every check passes, 1 otherwise.
+
+Options:
+  --concurrency N     concurrent turns (default 50)
+  --turns N           sequential turns for the soak (default 1000; 0 skips it)
+  --child-ms MS       each child's latency (default 100)
+  --synth-ms MS       the synthesizer's latency (default 50)
+  --max-growth-mb MB  allowed RSS growth over the soak's second half (default 5)
+  --json              print the figures as JSON
+  --keep-logs         keep the scratch directory (gateway config and log)
+  -h, --help          show this help
+`;
+
+interface Options {
+  concurrency: number;
+  turns: number;
+  childMs: number;
+  synthMs: number;
+  maxGrowthMb: number;
+  json: boolean;
+  keepLogs: boolean;
+}
+
+function parseOptions(argv: string[]): Options | "help" {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      concurrency: { type: "string", default: "50" },
+      turns: { type: "string", default: "1000" },
+      "child-ms": { type: "string", default: "100" },
+      "synth-ms": { type: "string", default: "50" },
+      "max-growth-mb": { type: "string", default: "5" },
+      json: { type: "boolean", default: false },
+      "keep-logs": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) return "help";
+  const number = (name: string, raw: string) => {
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${name}: ${raw} is not a number ≥ 0`);
+    return n;
+  };
+  return {
+    concurrency: number("concurrency", values.concurrency),
+    turns: number("turns", values.turns),
+    childMs: number("child-ms", values["child-ms"]),
+    synthMs: number("synth-ms", values["synth-ms"]),
+    maxGrowthMb: number("max-growth-mb", values["max-growth-mb"]),
+    json: values.json,
+    keepLogs: values["keep-logs"],
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Median of a few RSS readings once the gateway has been idle a moment (MB). */
+async function idleRss(read: () => Promise<number>): Promise<number> {
+  await sleep(1000);
+  const readings: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    readings.push(await read());
+    await sleep(100);
+  }
+  return quantile(readings, 0.5);
+}
+
+interface Checkpoint {
+  turns: number;
+  rssMb: number;
+  fds: number;
+}
+
+export interface LoadReport {
+  concurrency: {
+    turns: number;
+    wallMs: number;
+    errors: number;
+    crossTalk: number;
+    p50Ms: number;
+    p99Ms: number;
+    firstProblems: string[];
+  };
+  soak: {
+    turns: number;
+    wallMs: number;
+    errors: number;
+    crossTalk: number;
+    checkpoints: Checkpoint[];
+    /** RSS growth over the second half of the soak (MB). */
+    secondHalfGrowthMb: number;
+    fdLeak: number;
+    firstProblems: string[];
+  };
+  rssStartMb: number;
+  fdsStart: number;
+  leftoverChildren: number;
+  failures: string[];
+}
+
+function problems(turns: LoadTurn[]): { errors: number; crossTalk: number; first: string[] } {
+  const errors = turns.filter((t) => t.error);
+  const talk = turns.filter((t) => !t.error).map(crossTalk).filter((x) => x !== undefined);
+  const first = [...errors.map((t) => `${t.marker}: ${t.error}`), ...talk].slice(0, 5);
+  return { errors: errors.length, crossTalk: talk.length, first };
+}
+
+async function run(options: Options, log: (line: string) => void): Promise<LoadReport> {
+  const tempDir = await Deno.makeTempDir({ prefix: "council-load-" });
+  const context: BenchContext = {
+    quick: false,
+    repoRoot: REPO_ROOT,
+    tempDir,
+    gatewayFlags: [],
+    log,
+  };
+  const runId = crypto.randomUUID().replaceAll("-", "").slice(0, 8);
+  const gateway = await startGateway(context, loadConfig(options.childMs, options.synthMs));
+  log(`gateway pid ${gateway.pid} at ${gateway.origin}, log ${gateway.logPath}`);
+  const failures: string[] = [];
+  try {
+    let index = 0;
+    /** `count` turns one after the other, on one connection closed afterwards. */
+    const sequential = async (count: number): Promise<LoadTurn[]> => {
+      const client = Deno.createHttpClient({});
+      const done: LoadTurn[] = [];
+      try {
+        for (let i = 0; i < count; i++, index++) {
+          const protocol = index % 2 === 0 ? "messages" : "responses";
+          const marker = newMarker(runId, 100_000 + index);
+          done.push(await loadTurn(gateway.origin, protocol, marker, client));
+        }
+      } finally {
+        client.close();
+      }
+      return done;
+    };
+    const warm = problems(await sequential(10));
+    if (warm.errors + warm.crossTalk) failures.push(`warm-up: ${warm.first.join("; ")}`);
+    const rssStartMb = await idleRss(gateway.rssMb);
+    const fdsStart = fdCount(gateway.pid);
+    log(`warm: RSS ${rssStartMb.toFixed(1)} MB, ${fdsStart} fds`);
+
+    const started = performance.now();
+    const burst = await concurrentTurns(gateway.origin, runId, options.concurrency);
+    const burstWall = performance.now() - started;
+    const burstProblems = problems(burst);
+    const walls = burst.map((t) => t.wallMs);
+    const concurrency = {
+      turns: burst.length,
+      wallMs: burstWall,
+      errors: burstProblems.errors,
+      crossTalk: burstProblems.crossTalk,
+      p50Ms: quantile(walls, 0.5),
+      p99Ms: quantile(walls, 0.99),
+      firstProblems: burstProblems.first,
+    };
+    log(
+      `${options.concurrency} concurrent: ${(burstWall / 1000).toFixed(2)} s, ` +
+        `${concurrency.errors} errors, ${concurrency.crossTalk} cross-talk`,
+    );
+    if (concurrency.errors || concurrency.crossTalk) {
+      failures.push(`concurrent turns: ${burstProblems.first.join("; ")}`);
+    }
+
+    const checkpoints: Checkpoint[] = [];
+    const checkpoint = async (turns: number) => {
+      const point = { turns, rssMb: await idleRss(gateway.rssMb), fds: fdCount(gateway.pid) };
+      checkpoints.push(point);
+      log(`soak ${turns}: RSS ${point.rssMb.toFixed(1)} MB, ${point.fds} fds`);
+    };
+    const soakStarted = performance.now();
+    const soakTurns: LoadTurn[] = [];
+    await checkpoint(0);
+    const step = Math.max(1, Math.ceil(options.turns / 10));
+    for (let doneCount = 0; doneCount < options.turns;) {
+      const count = Math.min(step, options.turns - doneCount);
+      soakTurns.push(...await sequential(count));
+      doneCount += count;
+      await checkpoint(doneCount);
+    }
+    const soakProblems = problems(soakTurns);
+    const half = checkpoints.find((c) => c.turns >= options.turns / 2) ?? checkpoints[0];
+    const last = checkpoints.at(-1)!;
+    const soak = {
+      turns: soakTurns.length,
+      wallMs: performance.now() - soakStarted,
+      errors: soakProblems.errors,
+      crossTalk: soakProblems.crossTalk,
+      checkpoints,
+      secondHalfGrowthMb: last.rssMb - half.rssMb,
+      fdLeak: last.fds - fdsStart,
+      firstProblems: soakProblems.first,
+    };
+    if (soak.errors || soak.crossTalk) failures.push(`soak: ${soakProblems.first.join("; ")}`);
+    if (options.turns > 0 && soak.secondHalfGrowthMb > options.maxGrowthMb) {
+      failures.push(
+        `RSS still growing: +${soak.secondHalfGrowthMb.toFixed(1)} MB over the second half`,
+      );
+    }
+    if (soak.fdLeak > 0) failures.push(`${soak.fdLeak} file descriptors leaked`);
+
+    const leftovers = await leftoverFakes();
+    if (leftovers.length) failures.push(`children left running: ${leftovers.slice(0, 3)}`);
+    return {
+      concurrency,
+      soak,
+      rssStartMb,
+      fdsStart,
+      leftoverChildren: leftovers.length,
+      failures,
+    };
+  } finally {
+    await gateway.stop();
+    if (options.keepLogs) log(`kept ${tempDir}`);
+    else await Deno.remove(tempDir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** The report as the lines of the closing note. */
+export function formatReport(report: LoadReport, options: Options): string {
+  const c = report.concurrency;
+  const s = report.soak;
+  const first = s.checkpoints[0];
+  const last = s.checkpoints.at(-1);
+  return [
+    `children ${options.childMs} ms, synthesizer ${options.synthMs} ms (3 children + synthesis)`,
+    `${c.turns} concurrent streaming turns (both protocols): wall ${
+      (c.wallMs / 1000).toFixed(2)
+    } s, ` +
+    `p50 ${c.p50Ms.toFixed(0)} ms, p99 ${c.p99Ms.toFixed(0)} ms, ${c.errors} errors, ` +
+    `${c.crossTalk} cross-talk`,
+    `${s.turns} sequential turns: ${(s.wallMs / 1000).toFixed(1)} s, ${s.errors} errors, ` +
+    `${s.crossTalk} cross-talk`,
+    `RSS: ${report.rssStartMb.toFixed(1)} MB after warm-up → ` +
+    `${first?.rssMb.toFixed(1)} MB after the burst → ${last?.rssMb.toFixed(1)} MB after ` +
+    `${s.turns} turns; second half ${s.secondHalfGrowthMb >= 0 ? "+" : ""}` +
+    `${s.secondHalfGrowthMb.toFixed(1)} MB`,
+    `RSS by checkpoint (MB): ${
+      s.checkpoints.map((p) => `${p.turns}:${p.rssMb.toFixed(1)}`).join(" ")
+    }`,
+    `open fds: ${report.fdsStart} after warm-up → ${first?.fds} after the burst → ` +
+    `${last?.fds} after ${s.turns} turns (leak ${s.fdLeak})`,
+    `children left running: ${report.leftoverChildren}`,
+    report.failures.length ? `FAILED: ${report.failures.join("; ")}` : "all checks passed",
+  ].join("\n") + "\n";
+}
+
+async function main(): Promise<number> {
+  let options: Options | "help";
+  try {
+    options = parseOptions(Deno.args);
+  } catch (err) {
+    console.error(`load: ${(err as Error).message} (see --help)`);
+    return 2;
+  }
+  if (options === "help") {
+    console.log(HELP);
+    return 0;
+  }
+  const report = await run(options, (line) => console.error(line));
+  console.log(options.json ? JSON.stringify(report, null, 2) : formatReport(report, options));
+  return report.failures.length ? 1 : 0;
+}
+
+if (import.meta.main) Deno.exit(await main());
