@@ -76,7 +76,7 @@ export interface RawResponse {
 const encoder = new TextEncoder();
 
 /** Concatenates text and byte pieces. */
-export function bytes(...parts: (string | Uint8Array)[]): Uint8Array {
+export function bytes(...parts: (string | Uint8Array)[]): Uint8Array<ArrayBuffer> {
   const chunks = parts.map((p) => typeof p === "string" ? encoder.encode(p) : p);
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let offset = 0;
@@ -107,7 +107,9 @@ export async function rawRequest(
     await writeAll(conn, bytes(lines.join("\r\n"), "\r\n\r\n", payload));
     const received: Uint8Array[] = [];
     const buffer = new Uint8Array(64 * 1024);
-    for (;;) {
+    // Until the server closes, or a reply with a content-length is complete (a server that
+    // refused a body unread may keep the connection open for it).
+    while (!isComplete(bytes(...received))) {
       const n = await conn.read(buffer);
       if (n === null) break;
       received.push(buffer.slice(0, n));
@@ -121,6 +123,15 @@ export async function rawRequest(
 async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
   let offset = 0;
   while (offset < data.length) offset += await conn.write(data.subarray(offset));
+}
+
+function isComplete(data: Uint8Array): boolean {
+  const text = new TextDecoder().decode(data);
+  const split = text.indexOf("\r\n\r\n");
+  if (split < 0) return false;
+  const length = /^content-length:\s*(\d+)/im.exec(text.slice(0, split));
+  return length !== null && data.length - encoder.encode(text.slice(0, split + 4)).length >=
+      Number(length[1]);
 }
 
 function parseResponse(text: string): RawResponse {

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { ToolSpec, TranscriptEntry, TurnInput } from "../../council/types.ts";
 import { isProgressMarker } from "../ids.ts";
-import { listOrString, tolerantUnion } from "../schema.ts";
+import { listOrString, ModelName, tolerantUnion } from "../schema.ts";
 
 const Text = z.object({ type: z.literal("text"), text: z.string() });
 const Image = z.object({
@@ -65,7 +65,7 @@ const Tool = z.object({
 });
 
 export const MessagesRequestSchema = z.object({
-  model: z.string().min(1),
+  model: ModelName,
   messages: z.array(Message).min(1, { error: "at least one message is required" }),
   system: content(tolerantUnion([Text], BLOCK)).optional(),
   tools: z.array(Tool).optional(),

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { TranscriptEntry, TurnInput } from "../../council/types.ts";
 import { isProgressItemId, isProgressMarker } from "../ids.ts";
-import { listOrString, tolerantUnion } from "../schema.ts";
+import { listOrString, ModelName, tolerantUnion } from "../schema.ts";
 
 const TextPart = z.object({
   type: z.enum(["input_text", "output_text", "text", "summary_text"]),
@@ -65,13 +65,13 @@ const Item = tolerantUnion(
 type Item = z.infer<typeof Item>;
 
 export const ResponsesRequestSchema = z.object({
-  model: z.string().min(1),
+  model: ModelName,
   instructions: z.string().nullish(),
   input: listOrString(
     Item,
     (text) => ({ type: "message", role: "user", content: text }),
     "input items",
-  ),
+  ).refine((items) => items.length > 0, "at least one input item is required"),
   // Declared tools never reach the council (answers only); any shape is accepted.
   tools: z.array(z.unknown()).nullish(),
   stream: z.boolean().nullish(),
