@@ -3,7 +3,46 @@
  * bounded buffering, a bounded stderr tail, and the child's whole process group ended on
  * time-out, abort, and after it exits.
  */
+import { isAbsolute, join } from "node:path";
 import type { Clock } from "../clock.ts";
+
+/**
+ * How a child gets its own process group (pgid = pid), so its whole tree can be signalled.
+ * `setsid`: run `setsid <executable> <args…>` as an ordinary child. Deno spawns that with
+ * posix_spawn, about 0.2 ms on the gateway's thread; setsid(1) is not a group leader there, so it
+ * calls setsid(2) and execs the executable in place (no fork: the pid stays the child's).
+ * `detached`: Deno's `detached: true`, whose pre-exec hook makes Deno fork the whole gateway
+ * (1–4 ms per child on the gateway's thread, growing with its memory): the fallback where
+ * setsid(1) is missing (macOS, Windows).
+ */
+export type GroupSpawn = { via: "setsid"; setsid: string } | { via: "detached" };
+
+/** Where setsid(1) is looked for when PATH does not have it (or cannot be read). */
+const SETSID_PLACES = ["/usr/bin/setsid", "/bin/setsid"];
+
+/** The group spawn for this machine, decided once at start-up: `setsid` on Linux when present. */
+export function chooseGroupSpawn(
+  { os = Deno.build.os, path = readPath(), places = SETSID_PLACES }: {
+    os?: typeof Deno.build.os;
+    /** The gateway's PATH. */
+    path?: string;
+    /** Where to look when PATH has no setsid. */
+    places?: readonly string[];
+  } = {},
+): GroupSpawn {
+  if (os !== "linux") return { via: "detached" };
+  const dirs = (path ?? "").split(":").filter((dir) => dir.startsWith("/"));
+  const setsid = [...dirs.map((dir) => join(dir, "setsid")), ...places].find(isExecutableFile);
+  return setsid ? { via: "setsid", setsid } : { via: "detached" };
+}
+
+function readPath(): string | undefined {
+  try {
+    return Deno.env.get("PATH");
+  } catch {
+    return undefined;
+  }
+}
 
 export interface SpawnRequest {
   command: string;
@@ -26,11 +65,16 @@ export interface SpawnRequest {
   killGraceMs: number;
   /** Longer stdout lines are skipped whole, never buffered beyond this. */
   maxLineBytes: number;
+  /** How the child gets its own process group (see `chooseGroupSpawn`). */
+  groupSpawn: GroupSpawn;
 }
 
 export interface ChildExit {
   spawned: boolean;
-  /** Why the child could not start (executable or cwd missing, not executable, …). */
+  /**
+   * Why the child could not start (executable or cwd missing, not executable, …); also set when
+   * setsid(1) started but could not exec the executable (`spawned` is then true).
+   */
   spawnError?: string;
   pid?: number;
   exitCode: number | null;
@@ -147,11 +191,14 @@ async function terminateGroup(
 ): Promise<void> {
   const pid = child.pid;
   if (!signalGroup(pid, "SIGTERM")) {
-    // No group to signal (gone, or a platform without process groups): end the child itself.
+    // No group to signal: gone, a platform without process groups, or setsid(1) not yet past
+    // setsid(2) (the first moments after spawn). End the child itself, then the group it may
+    // have formed meanwhile (its pid cannot be reused before we reap it).
     if (!exited()) {
       try {
         child.kill("SIGKILL");
       } catch { /* already gone */ }
+      signalGroup(pid, "SIGKILL");
     }
     return;
   }
@@ -242,6 +289,76 @@ function describeSpawnError(err: unknown, request: SpawnRequest): string {
   return `cannot start ${request.command}: ${message}`;
 }
 
+/** Whether `path` is a file with an execute bit (what setsid(1) can exec). */
+function isExecutableFile(path: string): boolean {
+  try {
+    const info = Deno.statSync(path);
+    return info.isFile && info.mode !== null && (info.mode & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The executable as Deno would find it: a path with a slash is taken relative to `cwd`, a bare
+ * name is searched in the child's PATH (the gateway's when the child has none). Undefined when
+ * no executable file is found: the caller then lets Deno spawn it, for Deno's own error.
+ */
+export function resolveExecutable(
+  command: string,
+  cwd: string,
+  path: string | undefined,
+): string | undefined {
+  if (command.includes("/")) {
+    const file = isAbsolute(command) ? command : join(cwd, command);
+    return isExecutableFile(file) ? file : undefined;
+  }
+  for (const dir of (path ?? "").split(":")) {
+    if (!dir) continue;
+    const file = join(isAbsolute(dir) ? dir : join(cwd, dir), command);
+    if (isExecutableFile(file)) return file;
+  }
+  return undefined;
+}
+
+/** What to spawn: setsid(1) in front of the resolved executable, or the command detached. */
+function spawnPlan(request: SpawnRequest): { program: string; args: string[]; detached: boolean } {
+  if (request.groupSpawn.via === "setsid") {
+    const executable = resolveExecutable(
+      request.command,
+      request.cwd,
+      request.env.PATH ?? readPath(),
+    );
+    if (executable) {
+      return {
+        program: request.groupSpawn.setsid,
+        args: [executable, ...request.args],
+        detached: false,
+      };
+    }
+  }
+  // Own process group (pgid = pid) through Deno; also the way to Deno's own spawn errors.
+  return { program: request.command, args: request.args, detached: true };
+}
+
+/**
+ * setsid(1)'s own failure to exec the executable (exit 126/127 with its message as the only
+ * stderr line), as the spawn error Deno would have given; undefined for any other exit.
+ */
+function setsidExecError(
+  request: SpawnRequest,
+  executable: string,
+  exitCode: number,
+  stderr: string[],
+): string | undefined {
+  if ((exitCode !== 126 && exitCode !== 127) || stderr.length !== 1) return undefined;
+  const prefix = `setsid: failed to execute ${executable}: `;
+  if (!stderr[0].startsWith(prefix)) return undefined;
+  // The file exists and is executable (checked before spawning): a missing file is its #! line's.
+  if (exitCode === 127) return `cannot start ${request.command}: its interpreter was not found`;
+  return `cannot execute ${request.command}: ${stderr[0].slice(prefix.length).toLowerCase()}`;
+}
+
 function isDirectory(path: string): boolean {
   try {
     return Deno.statSync(path).isDirectory;
@@ -275,18 +392,19 @@ export async function runChild(request: SpawnRequest): Promise<ChildExit> {
     return exit;
   }
 
+  // Own process group (pgid = pid), so the whole tree can be signalled at once.
+  const plan = spawnPlan(request);
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(request.command, {
-      args: request.args,
+    child = new Deno.Command(plan.program, {
+      args: plan.args,
       cwd: request.cwd,
       env: request.env,
       clearEnv: true,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
-      // Own process group (pgid = pid), so the whole tree can be signalled at once.
-      detached: true,
+      detached: plan.detached,
     }).spawn();
   } catch (err) {
     exit.spawnError = describeSpawnError(err, request);
@@ -294,7 +412,6 @@ export async function runChild(request: SpawnRequest): Promise<ChildExit> {
   }
   exit.spawned = true;
   exit.pid = child.pid;
-  request.onSpawn?.(child.pid);
 
   let ending: Promise<void> | undefined;
   let exited = false;
@@ -308,6 +425,8 @@ export async function runChild(request: SpawnRequest): Promise<ChildExit> {
     endGroup();
   };
   request.signal?.addEventListener("abort", onAbort, { once: true });
+  // Only now: a consumer may abort from within it.
+  request.onSpawn?.(child.pid);
 
   const stdoutLines = new LineSplitter(request.maxLineBytes, "drop");
   const stdoutText = new TextDecoder();
@@ -352,6 +471,9 @@ export async function runChild(request: SpawnRequest): Promise<ChildExit> {
 
   exit.exitCode = status.code;
   exit.signal = status.signal;
+  if (!plan.detached) {
+    exit.spawnError = setsidExecError(request, plan.args[0], status.code, exit.stderrTail);
+  }
   exit.droppedLines = stdoutLines.overflowed;
   return exit;
 }

@@ -18,7 +18,7 @@ import type {
 import { ADAPTERS, HTTP_ADAPTERS } from "./adapters.ts";
 import { childEnv, pointsAtSelf } from "./env.ts";
 import { costOf, estimateTokens, findPrice, mergePricing } from "./cost.ts";
-import { type ChildExit, runChild } from "./process.ts";
+import { type ChildExit, chooseGroupSpawn, type GroupSpawn, runChild } from "./process.ts";
 import { oneLine } from "./activity.ts";
 import { apiKeyEnvOf, baseUrlOf, clockSleep, streamCompletion, type StreamExit } from "./http.ts";
 
@@ -51,6 +51,8 @@ export interface AgentRunnerOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** HTTP runners: a longer `retry-after` fails the run instead of being waited for (30 s). */
   maxRetryWaitMs?: number;
+  /** How CLI children get their own process group (default: `chooseGroupSpawn()`, once). */
+  groupSpawn?: GroupSpawn;
 }
 
 export const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
@@ -170,9 +172,8 @@ function failureReason(
   const codeText = exit.exitCode === null
     ? "no exit code"
     : `exit code ${exit.exitCode}${exit.signal ? ` (${exit.signal})` : ""}`;
-  if (!exit.spawned) {
-    return exit.spawnError ?? (exit.aborted ? "aborted before start" : "not started");
-  }
+  if (exit.spawnError) return exit.spawnError;
+  if (!exit.spawned) return exit.aborted ? "aborted before start" : "not started";
   if (exit.aborted) return "aborted";
   if (exit.timedOut) return `timed out after ${seconds(timeoutMs)}`;
   if (output.final?.error) {
@@ -223,6 +224,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
   const isRoot = options.isRoot ?? runningAsRoot();
   const sleep = options.sleep ?? clockSleep(clock);
   const maxRetryWaitMs = options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
+  const groupSpawn = options.groupSpawn ?? chooseGroupSpawn();
 
   async function run(agent: AgentConfig, prompt: string, opts: RunOptions): Promise<AgentResult> {
     const startedAt = clock.now();
@@ -398,6 +400,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
         clock,
         killGraceMs,
         maxLineBytes,
+        groupSpawn,
       });
       return finish(
         exit,
