@@ -9,6 +9,7 @@ import type { Clock } from "../clock.ts";
 import type { AgentConfig } from "../config.ts";
 import type { ParsedLine } from "./types.ts";
 import { oneLine } from "./activity.ts";
+import type { Transport, Upstream } from "./transport.ts";
 
 const logger = getLogger(["council-gateway", "agents", "http"]);
 
@@ -213,16 +214,17 @@ export function isRetryable(status: number): boolean {
   return status === 429 || status >= 500;
 }
 
-/** A failed fetch (no HTTP response) in a few words: connection refused, host not found, … */
+/** A failed request (no HTTP response) in a few words: connection refused, host not found, … */
 export function describeFetchError(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : "";
-  const text = `${message} ${cause}`;
+  const code = (err as { code?: unknown })?.code;
+  const text = `${message} ${cause} ${typeof code === "string" ? code : ""}`;
   if (err instanceof Deno.errors.NotCapable || /Requires net access/i.test(text)) {
     return "not allowed to connect (the gateway needs --allow-net)";
   }
   if (/connection refused|ECONNREFUSED|os error 111/i.test(text)) return "connection refused";
-  if (/dns error|failed to lookup|name or service not known|ENOTFOUND/i.test(text)) {
+  if (/dns error|failed to lookup|name or service not known|ENOTFOUND|EAI_AGAIN/i.test(text)) {
     return "host not found";
   }
   if (/certificate|tls|ssl/i.test(text)) return `TLS error: ${oneLine(message, 200)}`;
@@ -243,33 +245,6 @@ export function upstreamMessage(
   return text || statusText || `status ${status}`;
 }
 
-/** Reads at most `maxBytes` of a body as text (an error page may be huge). */
-async function readBounded(response: Response, maxBytes = 64 * 1024): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < maxBytes) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      size += value.length;
-    }
-  } catch {
-    /* what came is enough for a message */
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    bytes.set(part, offset);
-    offset += part.length;
-  }
-  return new TextDecoder().decode(bytes.subarray(0, maxBytes));
-}
-
 /** Waits `ms` on the clock; resolves early when `signal` aborts. */
 export function clockSleep(clock: Clock): (ms: number, signal: AbortSignal) => Promise<void> {
   return (ms, signal) =>
@@ -288,7 +263,9 @@ export function clockSleep(clock: Clock): (ms: number, signal: AbortSignal) => P
 export interface StreamCall {
   adapter: HttpAdapter;
   request: HttpRequest;
-  /** For log lines only. */
+  /** How the request travels (see transport.ts). */
+  transport: Transport;
+  /** The agent's name: its connection pool, and log lines. */
   agentName: string;
   signal?: AbortSignal;
   timeoutMs: number;
@@ -347,11 +324,10 @@ export async function streamCompletion(call: StreamCall): Promise<StreamExit> {
   try {
     call.onStart();
     for (let attempt = 0;; attempt++) {
-      let response: Response;
+      let response: Upstream;
       try {
         logger.debug("{agent}: POST {url}", { agent: call.agentName, url });
-        response = await fetch(url, {
-          method: "POST",
+        response = await call.transport(url, {
           headers: {
             "content-type": "application/json",
             accept: "text/event-stream",
@@ -359,14 +335,15 @@ export async function streamCompletion(call: StreamCall): Promise<StreamExit> {
           },
           body: call.request.body,
           signal: controller.signal,
+          poolKey: call.agentName,
         });
       } catch (err) {
         if (!stopped()) exit.error = `cannot reach ${url}: ${describeFetchError(err)}`;
         return exit;
       }
       exit.status = response.status;
-      if (!response.ok) {
-        const body = await readBounded(response);
+      if (response.status < 200 || response.status > 299) {
+        const body = await response.text();
         if (stopped()) return exit;
         const message = upstreamMessage(call.adapter, response.status, response.statusText, body);
         const failure = `HTTP ${response.status} from ${url}: ${message}`;
@@ -392,7 +369,7 @@ export async function streamCompletion(call: StreamCall): Promise<StreamExit> {
       }
       const type = response.headers.get("content-type") ?? "";
       if (!/event-stream/i.test(type)) {
-        const body = await readBounded(response);
+        const body = await response.text();
         if (stopped()) return exit;
         const found = call.adapter.errorMessage(body);
         exit.error = `malformed stream: expected text/event-stream, got ` +
@@ -409,28 +386,38 @@ export async function streamCompletion(call: StreamCall): Promise<StreamExit> {
   }
 }
 
+/** Joins adjacent text items (one delta per batch instead of one per SSE event). */
+export function mergeText(items: ParsedLine[]): ParsedLine[] {
+  const merged: ParsedLine[] = [];
+  for (const item of items) {
+    const last = merged.at(-1);
+    if (item.type === "text" && last?.type === "text") {
+      merged[merged.length - 1] = { type: "text", text: last.text + item.text };
+    } else merged.push(item);
+  }
+  return merged;
+}
+
+/**
+ * Frames the body's SSE events and hands on what each batch of bytes held (bytes that arrived
+ * together) as one list, adjacent text joined: a burst of tokens costs the council one delta,
+ * not hundreds, and no token waits for anything that has not arrived yet.
+ */
 async function readEvents(
   call: StreamCall,
-  response: Response,
+  response: Upstream,
   exit: StreamExit,
   stopped: () => boolean,
 ): Promise<StreamExit> {
-  if (!response.body) {
-    exit.completed = true;
-    return exit;
-  }
   const decoder = new SseDecoder(call.maxEventBytes);
   const parse = call.adapter.createParser();
   const deliver = (events: SseEvent[]) => {
-    for (const event of events) call.onItems(parse(event));
+    if (events.length === 0) return;
+    const items = events.length === 1 ? parse(events[0]) : mergeText(events.flatMap(parse));
+    if (items.length) call.onItems(items);
   };
-  const reader = response.body.getReader();
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      deliver(decoder.push(value));
-    }
+    await response.pipe((bytes) => deliver(decoder.push(bytes)));
     deliver(decoder.end());
     exit.completed = true;
   } catch (err) {
@@ -439,7 +426,6 @@ async function readEvents(
         ? `malformed stream: ${err.message}`
         : `connection lost mid-stream: ${describeFetchError(err)}`;
     }
-    await reader.cancel().catch(() => {});
   }
   return exit;
 }
@@ -467,7 +453,7 @@ export async function probeModels(
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
     const response = await fetch(url, { headers, signal: controller.signal });
-    const body = await readBounded(response, 4 * 1024 * 1024);
+    const body = await response.text();
     if (!response.ok) {
       return {
         reachable: true,

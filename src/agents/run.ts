@@ -21,6 +21,7 @@ import { costOf, estimateTokens, findPrice, mergePricing } from "./cost.ts";
 import { type ChildExit, chooseGroupSpawn, type GroupSpawn, runChild } from "./process.ts";
 import { oneLine } from "./activity.ts";
 import { apiKeyEnvOf, baseUrlOf, clockSleep, streamCompletion, type StreamExit } from "./http.ts";
+import { type Transport, transportFor } from "./transport.ts";
 
 const logger = getLogger(["council-gateway", "agents"]);
 
@@ -51,6 +52,8 @@ export interface AgentRunnerOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** HTTP runners: a longer `retry-after` fails the run instead of being waited for (30 s). */
   maxRetryWaitMs?: number;
+  /** HTTP runners: how requests travel (default: by `transportFor`, see transport.ts). */
+  transport?: Transport;
   /** How CLI children get their own process group (default: `chooseGroupSpawn()`, once). */
   groupSpawn?: GroupSpawn;
 }
@@ -320,15 +323,18 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
         return notStarted(`baseUrl ${baseUrl} points at this gateway itself (refused: recursion)`);
       }
       const keyName = apiKeyEnvOf(agent, adapter);
+      const env = options.baseEnv ?? gatewayEnv();
       // The key is read from the gateway's own environment; `passApiKeys` is about CLI children.
-      const apiKey = (options.baseEnv ?? gatewayEnv())[keyName] || undefined;
+      const apiKey = env[keyName] || undefined;
       if (!apiKey && adapter.keyRequired) {
         return notStarted(`${keyName} is not set in the gateway's environment (apiKeyEnv)`);
       }
       if (opts.signal?.aborted) return notStarted("aborted before start");
+      const request = adapter.request(agent, { model, prompt, apiKey });
       const exit = await streamCompletion({
         adapter,
-        request: adapter.request(agent, { model, prompt, apiKey }),
+        request,
+        transport: options.transport ?? transportFor(request.url, env),
         agentName: agent.name,
         signal: opts.signal,
         timeoutMs: agent.timeoutMs,

@@ -11,6 +11,7 @@ import {
   anthropicFrames,
   closedPort,
   frame,
+  gatedResponse,
   httpAgent,
   jsonResponse,
   sseResponse,
@@ -63,18 +64,27 @@ Deno.test("anthropic: apiKeyEnv names the variable; the model override and defau
   assert.equal(body.max_tokens, DEFAULT_MAX_TOKENS);
 });
 
-Deno.test("anthropic: deltas stream as text events, usage is reported, cost comes from pricing", async () => {
-  await using stub = startStub(() =>
-    sseResponse(
-      anthropicFrames(["Hel", "lo, ", "world."], { input: 1000, output: 42, cacheRead: 200 }),
-    )
-  );
+Deno.test("anthropic: deltas stream live (one text event per read), usage is reported, cost comes from pricing", async () => {
+  const frames = anthropicFrames(["Hel", "lo, ", "world."], {
+    input: 1000,
+    output: 42,
+    cacheRead: 200,
+  });
+  // The first delta arrives alone; the rest is sent only once it has come out as an event.
+  const gated = gatedResponse(frames.slice(0, 4), frames.slice(4));
+  await using stub = startStub(() => gated.response);
   const agent = httpAgent("anthropic", stub.origin, { model: "claude-sonnet-4-5" });
   const log = new EventLog();
-  const result = await runner()(agent, "Say hello", { role: "child", onEvent: log.onEvent });
+  const result = await runner()(agent, "Say hello", {
+    role: "child",
+    onEvent: (event) => {
+      log.onEvent(event);
+      if (event.type === "text") gated.release();
+    },
+  });
   assert.equal(result.ok, true, result.error);
   assert.equal(result.text, "Hello, world.");
-  assert.deepEqual(log.ofType("text").map((e) => e.text), ["Hel", "lo, ", "world."]);
+  assert.deepEqual(log.ofType("text").map((e) => e.text), ["Hel", "lo, world."]);
   assert.deepEqual(log.ofType("started"), [{
     type: "started",
     agent: "http-anthropic",

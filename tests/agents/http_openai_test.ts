@@ -8,6 +8,7 @@ import { cleanBaseEnv, EventLog, testRunner } from "./support.ts";
 import {
   closedPort,
   frame,
+  gatedResponse,
   httpAgent,
   jsonResponse,
   openaiFrames,
@@ -67,18 +68,21 @@ Deno.test("openai: apiKeyEnv picks another variable (e.g. OpenRouter's)", async 
   assert.equal(stub.requests[0].headers.get("authorization"), "Bearer sk-or-1");
 });
 
-Deno.test("openai: deltas stream as text events; usage from the final chunk; cost from pricing", async () => {
-  await using stub = startStub(() =>
-    sseResponse(openaiFrames(["The ", "answer ", "is 4."], { input: 900, output: 7 }))
-  );
+Deno.test("openai: deltas stream live (one text event per read); usage from the final chunk; cost from pricing", async () => {
+  const frames = openaiFrames(["The ", "answer ", "is 4."], { input: 900, output: 7 });
+  const gated = gatedResponse(frames.slice(0, 2), frames.slice(2));
+  await using stub = startStub(() => gated.response);
   const log = new EventLog();
   const result = await runner()(httpAgent("openai", stub.origin, { model: "gpt-5-mini" }), "2+2", {
     role: "child",
-    onEvent: log.onEvent,
+    onEvent: (event) => {
+      log.onEvent(event);
+      if (event.type === "text") gated.release();
+    },
   });
   assert.equal(result.ok, true, result.error);
   assert.equal(result.text, "The answer is 4.");
-  assert.deepEqual(log.ofType("text").map((e) => e.text), ["The ", "answer ", "is 4."]);
+  assert.deepEqual(log.ofType("text").map((e) => e.text), ["The ", "answer is 4."]);
   assert.equal(log.events[0].type, "started");
   assert.equal(log.events.at(-1)?.type, "finished");
   const last = log.ofType("usage").at(-1)!;

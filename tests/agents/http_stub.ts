@@ -82,6 +82,30 @@ export function sseResponse(chunks: string[], options: { hang?: boolean } = {}):
   return new Response(body, { headers: { "content-type": "text/event-stream" } });
 }
 
+/**
+ * A stream in two parts: `before` is sent at once, `after` (as one write) only once `release` is
+ * called — so a test can see the first part arrive while the rest is not even sent.
+ */
+export function gatedResponse(before: string[], after: string[]): {
+  response: Response;
+  release: () => void;
+} {
+  let release = () => {};
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of before) controller.enqueue(encoder.encode(chunk));
+      release = () => {
+        controller.enqueue(encoder.encode(after.join("")));
+        controller.close();
+      };
+    },
+  });
+  return {
+    response: new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    release: () => release(),
+  };
+}
+
 export function jsonResponse(status: number, body: unknown, headers: HeadersInit = {}): Response {
   return new Response(JSON.stringify(body), {
     status,

@@ -75,7 +75,11 @@ Deno.test("mixed council: an HTTP synthesizer and a CLI child answer through the
     council.runTurn(testRequest({ ask: "What is 6 times 7?" }), new AbortController().signal),
   );
   assert.deepEqual(turn.outcome, { kind: "answer", text: "Both agree: 42." });
-  assert.deepEqual(turn.deltas, ["Both ", "agree: ", "42."], "the HTTP synthesizer streams live");
+  assert.equal(
+    turn.deltas.join(""),
+    "Both agree: 42.",
+    "the HTTP synthesizer's text is the answer",
+  );
   assert.equal(turn.failed, false);
   assert.equal(stub.requests.length, 2, "the HTTP agent drafted, then synthesized");
   const synthPrompt = promptOf(stub.requests[1]);
@@ -200,7 +204,7 @@ Deno.test("mixed council through the real server: Anthropic SDK stream and creat
     const final = await stream.finalMessage();
     assert.deepEqual(final.content.map((b) => b.type), ["thinking", "text"]);
     assert.equal((final.content[1] as { text: string }).text, "Both agree: 42.");
-    assert.deepEqual(deltas, ["Both ", "agree: ", "42."]);
+    assert.equal(deltas.join(""), "Both agree: 42.");
     assert.equal(stub.requests[0].headers.get("x-api-key"), "sk-ant-from-env");
 
     const message = await client.messages.create({
