@@ -190,18 +190,21 @@ Starts the gateway (a subprocess, the start task's flags) with a council of thre
 known latency, then:
   1. --concurrency streaming turns at once, alternating /v1/messages and /v1/responses:
      every one must succeed and its answer name only its own turn's marker (no cross-talk);
-  2. --turns sequential turns (alternating protocols), reading the gateway's idle RSS and open
-     fds every tenth of the way: RSS must stop growing (second half growth within
-     --max-growth-mb) and the fd count must end where it started;
+  2. --turns sequential turns (alternating protocols), then --confirm more: RSS is read after
+     every tenth turn, and idle (with the open fd count) every tenth of the soak. After the
+     soak RSS must have stopped growing: the confirmation turns' peak may exceed the peak of
+     the soak's second half by --max-growth-mb at most. The fd count must end where it was
+     after the warm-up;
   3. no fake child may be left running.
 Exits 0 when every check passes, 1 otherwise.
 
 Options:
   --concurrency N     concurrent turns (default 50)
   --turns N           sequential turns for the soak (default 1000; 0 skips it)
+  --confirm N         further turns checking RSS has stopped growing (default 500)
   --child-ms MS       each child's latency (default 100)
   --synth-ms MS       the synthesizer's latency (default 50)
-  --max-growth-mb MB  allowed RSS growth over the soak's second half (default 5)
+  --max-growth-mb MB  allowed RSS peak growth after the soak (default 5)
   --json              print the figures as JSON
   --keep-logs         keep the scratch directory (gateway config and log)
   -h, --help          show this help
@@ -210,6 +213,7 @@ Options:
 interface Options {
   concurrency: number;
   turns: number;
+  confirm: number;
   childMs: number;
   synthMs: number;
   maxGrowthMb: number;
@@ -224,6 +228,7 @@ function parseOptions(argv: string[]): Options | "help" {
     options: {
       concurrency: { type: "string", default: "50" },
       turns: { type: "string", default: "1000" },
+      confirm: { type: "string", default: "500" },
       "child-ms": { type: "string", default: "100" },
       "synth-ms": { type: "string", default: "50" },
       "max-growth-mb": { type: "string", default: "5" },
@@ -241,6 +246,7 @@ function parseOptions(argv: string[]): Options | "help" {
   return {
     concurrency: number("concurrency", values.concurrency),
     turns: number("turns", values.turns),
+    confirm: number("confirm", values.confirm),
     childMs: number("child-ms", values["child-ms"]),
     synthMs: number("synth-ms", values["synth-ms"]),
     maxGrowthMb: number("max-growth-mb", values["max-growth-mb"]),
@@ -262,9 +268,12 @@ async function idleRss(read: () => Promise<number>): Promise<number> {
   return quantile(readings, 0.5);
 }
 
-interface Checkpoint {
+interface Sample {
   turns: number;
   rssMb: number;
+}
+
+interface Checkpoint extends Sample {
   fds: number;
 }
 
@@ -283,9 +292,15 @@ export interface LoadReport {
     wallMs: number;
     errors: number;
     crossTalk: number;
+    /** Turns after the soak that check its RSS has stopped growing. */
+    confirmTurns: number;
     checkpoints: Checkpoint[];
-    /** RSS growth over the second half of the soak (MB). */
-    secondHalfGrowthMb: number;
+    /** RSS after every tenth turn. */
+    samples: Sample[];
+    /** Peak RSS over the soak's second half, and over the confirmation turns (MB). */
+    soakPeakMb: number;
+    confirmPeakMb: number;
+    growthAfterSoakMb: number;
     fdLeak: number;
     firstProblems: string[];
   };
@@ -318,7 +333,10 @@ async function run(options: Options, log: (line: string) => void): Promise<LoadR
   try {
     let index = 0;
     /** `count` turns one after the other, on one connection closed afterwards. */
-    const sequential = async (count: number): Promise<LoadTurn[]> => {
+    const sequential = async (
+      count: number,
+      afterEach: () => Promise<void> = () => Promise.resolve(),
+    ): Promise<LoadTurn[]> => {
       const client = Deno.createHttpClient({});
       const done: LoadTurn[] = [];
       try {
@@ -326,6 +344,7 @@ async function run(options: Options, log: (line: string) => void): Promise<LoadR
           const protocol = index % 2 === 0 ? "messages" : "responses";
           const marker = newMarker(runId, 100_000 + index);
           done.push(await loadTurn(gateway.origin, protocol, marker, client));
+          await afterEach();
         }
       } finally {
         client.close();
@@ -368,31 +387,50 @@ async function run(options: Options, log: (line: string) => void): Promise<LoadR
     };
     const soakStarted = performance.now();
     const soakTurns: LoadTurn[] = [];
+    // RSS read (not idle) after every tenth turn: GC makes it a sawtooth, so windows are
+    // compared by their peaks.
+    const samples: Sample[] = [];
+    let soakDone = 0;
+    const sample = async () => {
+      if (++soakDone % 10 === 0) samples.push({ turns: soakDone, rssMb: await gateway.rssMb() });
+    };
     await checkpoint(0);
-    const step = Math.max(1, Math.ceil(options.turns / 10));
-    for (let doneCount = 0; doneCount < options.turns;) {
-      const count = Math.min(step, options.turns - doneCount);
-      soakTurns.push(...await sequential(count));
+    const total = options.turns + options.confirm;
+    const step = Math.max(1, Math.ceil((options.turns || total) / 10));
+    for (let doneCount = 0; doneCount < total;) {
+      const until = doneCount < options.turns ? options.turns : total;
+      const count = Math.min(step, until - doneCount);
+      soakTurns.push(...await sequential(count, sample));
       doneCount += count;
       await checkpoint(doneCount);
     }
     const soakProblems = problems(soakTurns);
-    const half = checkpoints.find((c) => c.turns >= options.turns / 2) ?? checkpoints[0];
+    const peak = (from: number, to: number) => {
+      const window = samples.filter((x) => x.turns > from && x.turns <= to).map((x) => x.rssMb);
+      return window.length ? Math.max(...window) : NaN;
+    };
+    const soakPeakMb = peak(options.turns / 2, options.turns);
+    const confirmPeakMb = options.confirm > 0 ? peak(options.turns, total) : soakPeakMb;
     const last = checkpoints.at(-1)!;
     const soak = {
-      turns: soakTurns.length,
+      turns: options.turns,
+      confirmTurns: options.confirm,
       wallMs: performance.now() - soakStarted,
       errors: soakProblems.errors,
       crossTalk: soakProblems.crossTalk,
       checkpoints,
-      secondHalfGrowthMb: last.rssMb - half.rssMb,
+      samples,
+      soakPeakMb,
+      confirmPeakMb,
+      growthAfterSoakMb: confirmPeakMb - soakPeakMb,
       fdLeak: last.fds - fdsStart,
       firstProblems: soakProblems.first,
     };
     if (soak.errors || soak.crossTalk) failures.push(`soak: ${soakProblems.first.join("; ")}`);
-    if (options.turns > 0 && soak.secondHalfGrowthMb > options.maxGrowthMb) {
+    if (options.turns > 0 && options.confirm > 0 && soak.growthAfterSoakMb > options.maxGrowthMb) {
       failures.push(
-        `RSS still growing: +${soak.secondHalfGrowthMb.toFixed(1)} MB over the second half`,
+        `RSS still growing after ${options.turns} turns: peak ${soakPeakMb.toFixed(1)} → ` +
+          `${confirmPeakMb.toFixed(1)} MB over the next ${options.confirm}`,
       );
     }
     if (soak.fdLeak > 0) failures.push(`${soak.fdLeak} file descriptors leaked`);
@@ -419,25 +457,25 @@ export function formatReport(report: LoadReport, options: Options): string {
   const c = report.concurrency;
   const s = report.soak;
   const first = s.checkpoints[0];
+  const atSoak = s.checkpoints.find((p) => p.turns === s.turns);
   const last = s.checkpoints.at(-1);
+  const mb = (n: number | undefined) => (n === undefined ? "?" : n.toFixed(1));
+  const all = s.turns + s.confirmTurns;
   return [
     `children ${options.childMs} ms, synthesizer ${options.synthMs} ms (3 children + synthesis)`,
-    `${c.turns} concurrent streaming turns (both protocols): wall ${
-      (c.wallMs / 1000).toFixed(2)
-    } s, ` +
-    `p50 ${c.p50Ms.toFixed(0)} ms, p99 ${c.p99Ms.toFixed(0)} ms, ${c.errors} errors, ` +
-    `${c.crossTalk} cross-talk`,
-    `${s.turns} sequential turns: ${(s.wallMs / 1000).toFixed(1)} s, ${s.errors} errors, ` +
-    `${s.crossTalk} cross-talk`,
-    `RSS: ${report.rssStartMb.toFixed(1)} MB after warm-up → ` +
-    `${first?.rssMb.toFixed(1)} MB after the burst → ${last?.rssMb.toFixed(1)} MB after ` +
-    `${s.turns} turns; second half ${s.secondHalfGrowthMb >= 0 ? "+" : ""}` +
-    `${s.secondHalfGrowthMb.toFixed(1)} MB`,
-    `RSS by checkpoint (MB): ${
-      s.checkpoints.map((p) => `${p.turns}:${p.rssMb.toFixed(1)}`).join(" ")
-    }`,
-    `open fds: ${report.fdsStart} after warm-up → ${first?.fds} after the burst → ` +
-    `${last?.fds} after ${s.turns} turns (leak ${s.fdLeak})`,
+    `${c.turns} concurrent streaming turns (both protocols): ` +
+    `wall ${(c.wallMs / 1000).toFixed(2)} s, p50 ${c.p50Ms.toFixed(0)} ms, ` +
+    `p99 ${c.p99Ms.toFixed(0)} ms, ${c.errors} errors, ${c.crossTalk} cross-talk`,
+    `${all} sequential turns (${s.turns} + ${s.confirmTurns} confirming): ` +
+    `${(s.wallMs / 1000).toFixed(1)} s, ${s.errors} errors, ${s.crossTalk} cross-talk`,
+    `idle RSS: ${mb(report.rssStartMb)} MB after warm-up, ${mb(first?.rssMb)} after the ` +
+    `burst, ${mb(atSoak?.rssMb)} after ${s.turns} turns, ${mb(last?.rssMb)} after ${all}`,
+    `peak RSS: ${mb(s.soakPeakMb)} MB over turns ${s.turns / 2}-${s.turns}, ` +
+    `${mb(s.confirmPeakMb)} MB over ${s.turns}-${all} ` +
+    `(${s.growthAfterSoakMb >= 0 ? "+" : ""}${mb(s.growthAfterSoakMb)} MB)`,
+    `idle RSS by turn (MB): ${s.checkpoints.map((p) => `${p.turns}:${mb(p.rssMb)}`).join(" ")}`,
+    `open fds: ${report.fdsStart} after warm-up, ${first?.fds} after the burst, ` +
+    `${last?.fds} after ${all} turns (leak ${s.fdLeak})`,
     `children left running: ${report.leftoverChildren}`,
     report.failures.length ? `FAILED: ${report.failures.join("; ")}` : "all checks passed",
   ].join("\n") + "\n";
