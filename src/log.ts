@@ -54,6 +54,22 @@ export function collectSecrets(
   return [...new Set(values.filter((v): v is string => !!v && v.length >= MIN_SECRET_LENGTH))];
 }
 
+/** How many secrets learnt at run time are kept (the oldest is forgotten first). */
+const MAX_LEARNT_SECRETS = 64;
+const learnt: string[] = [];
+let learntVersion = 0;
+
+/**
+ * Masks `secret` in every log line from now on: for secrets that arrive at run time, such as a
+ * provider key a request presents for its children (passApiKeys).
+ */
+export function maskSecret(secret: string): void {
+  if (secret.length < MIN_SECRET_LENGTH || learnt.includes(secret)) return;
+  learnt.push(secret);
+  if (learnt.length > MAX_LEARNT_SECRETS) learnt.shift();
+  learntVersion++;
+}
+
 /** Returns a function that replaces every occurrence of a secret (raw or JSON-escaped). */
 export function createRedactor(secrets: readonly string[]): (line: string) => string {
   const needles = [
@@ -157,9 +173,17 @@ export interface LogOptions {
 /** Configures LogTape for the whole process (replacing any earlier configuration). */
 export function setupLogging(options: LogOptions): void {
   const format = options.json ? formatJson : formatText;
-  const redact = createRedactor(options.secrets ?? []);
+  const secrets = options.secrets ?? [];
+  let redact = createRedactor([...secrets, ...learnt]);
+  let redactsVersion = learntVersion;
   const write = options.write ?? writeStdout;
-  const sink = (record: LogRecord) => write(redact(format(record)) + "\n");
+  const sink = (record: LogRecord) => {
+    if (redactsVersion !== learntVersion) {
+      redact = createRedactor([...secrets, ...learnt]);
+      redactsVersion = learntVersion;
+    }
+    write(redact(format(record)) + "\n");
+  };
   configureSync({
     reset: true,
     sinks: { out: sink },

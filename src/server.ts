@@ -316,6 +316,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const handlers = () => {
     const runAgent = options.runAgent ?? createAgentRunner({
       passApiKeys: config.passApiKeys,
+      gatewayToken: config.token,
       selfOrigins: () => origins,
       pricing: config.pricing,
     });

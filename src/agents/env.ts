@@ -22,6 +22,12 @@ export const CREDENTIAL_VARIABLES: readonly string[] = [
   "CURSOR_API_KEY",
 ];
 
+/**
+ * Where a user's shell may hold the gateway's own token (besides SVC_*): `connect codex` exports
+ * it under this name. Never a child's business.
+ */
+export const GATEWAY_TOKEN_VARIABLES: readonly string[] = ["COUNCIL_GATEWAY_TOKEN"];
+
 /** Variables a host agent sets in the shells it spawns; a child must not look nested. */
 export const HOST_MARKER_VARIABLES: readonly string[] = [
   "CLAUDECODE",
@@ -79,6 +85,11 @@ export interface ChildEnvOptions {
   hostCredentials?: Readonly<Record<string, string>>;
   /** The agent's explicit `env` from config: applied after scrubbing, so it wins. */
   agentEnv?: Readonly<Record<string, string>>;
+  /**
+   * Values no child gets under any name (the gateway's own token: a shell that ran
+   * `connect claude` holds it as ANTHROPIC_AUTH_TOKEN, which passApiKeys would keep).
+   */
+  withheld?: readonly string[];
 }
 
 /** Appends the depth header to a newline-separated ANTHROPIC_CUSTOM_HEADERS value. */
@@ -92,17 +103,23 @@ function withDepthHeader(existing: string | undefined): string {
 /** Builds a child's environment (pure: the caller supplies the base). */
 export function childEnv(options: ChildEnvOptions): Record<string, string> {
   const credentials = new Set(CREDENTIAL_VARIABLES);
-  const markers = new Set(HOST_MARKER_VARIABLES);
+  const dropped = new Set([...HOST_MARKER_VARIABLES, ...GATEWAY_TOKEN_VARIABLES]);
+  const withheld = new Set(options.withheld?.filter((value) => value !== ""));
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.base)) {
     if (name.startsWith("SVC_")) continue;
-    if (markers.has(name)) continue;
+    if (withheld.has(value)) continue;
+    if (dropped.has(name)) continue;
     if (!options.passApiKeys && credentials.has(name)) continue;
     if (pointsAtSelf(name, value, options.selfOrigins)) continue;
     env[name] = value;
   }
   Object.assign(env, options.adapterEnv);
-  if (options.passApiKeys) Object.assign(env, options.hostCredentials);
+  if (options.passApiKeys) {
+    for (const [name, value] of Object.entries(options.hostCredentials ?? {})) {
+      if (!withheld.has(value)) env[name] = value;
+    }
+  }
   Object.assign(env, options.agentEnv);
   env[CHILD_MARKER_VARIABLE] = "1";
   env.ANTHROPIC_CUSTOM_HEADERS = withDepthHeader(env.ANTHROPIC_CUSTOM_HEADERS);

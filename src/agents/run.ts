@@ -32,6 +32,8 @@ export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
 export interface AgentRunnerOptions {
   /** Config `passApiKeys`: keep provider credentials in the child's environment. */
   passApiKeys: boolean;
+  /** The gateway's own inbound token: no child gets it, under any variable name. */
+  gatewayToken?: string;
   /** This gateway's own origins (e.g. http://127.0.0.1:6767), known once it listens. */
   selfOrigins: () => string[];
   /** Config `pricing`, merged over the built-in table. */
@@ -363,6 +365,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
       const env = childEnv({
         base: options.baseEnv ?? gatewayEnv(),
         passApiKeys: options.passApiKeys,
+        withheld: options.gatewayToken ? [options.gatewayToken] : [],
         selfOrigins: options.selfOrigins(),
         adapterEnv: adapter.env?.({ isRoot }),
         hostCredentials: opts.hostCredentials,

@@ -2,6 +2,7 @@
  * The host's provider credentials, read from request headers, for children when `passApiKeys`
  * is on (SPEC §5.6). The gateway's own inbound token is never forwarded as a credential.
  */
+import { maskSecret } from "../log.ts";
 
 /** Which environment variable each credential header maps to. */
 export interface CredentialNames {
@@ -38,5 +39,7 @@ export function hostCredentials(
   if (names.apiKey && usable(apiKey)) found[names.apiKey] = apiKey;
   const bearer = bearerOf(headers.get("authorization"));
   if (names.bearer && usable(bearer)) found[names.bearer] = bearer;
+  // Children may print what they were given; the log must not.
+  for (const value of Object.values(found)) maskSecret(value);
   return Object.keys(found).length > 0 ? found : undefined;
 }

@@ -1,0 +1,221 @@
+/**
+ * Secrets, end to end (issue 9 §5): the real gateway process (`main.ts serve`, debug logs, text
+ * and JSON) started from a shell that holds the gateway token under every name a user may have
+ * exported it (SVC_GATEWAY_TOKEN, the `connect` exports) and provider keys, serving turns whose
+ * children print their whole environment (to stdout and stderr, so into answers, interleaved
+ * progress and debug logs). The token never reaches a child, a log line, a progress line or an
+ * error reply; provider keys reach a child only with passApiKeys, and never a log line.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { getLogger, resetSync } from "@logtape/logtape";
+import { childEnv } from "../../src/agents/env.ts";
+import { maskSecret, setupLogging } from "../../src/log.ts";
+import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../../src/protocol/credentials.ts";
+import { startGateway } from "../e2e/gateway.ts";
+import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
+
+const TOKEN = "gw-Secret-Token-4b8e2f7a91";
+/** Provider keys in the gateway's environment. */
+const ENV_KEYS: Record<string, string> = {
+  ANTHROPIC_API_KEY: "sk-ant-env-key-0f1e2d3c",
+  OPENAI_API_KEY: "sk-proj-env-key-a1b2c3d4",
+  CODEX_API_KEY: "codex-env-key-5e6f7a8b",
+  GEMINI_API_KEY: "gemini-env-key-9c0d1e2f",
+  CLAUDE_CODE_OAUTH_TOKEN: "sk-ant-oat-env-3a4b5c6d",
+};
+/** A provider key the host presents in a request (Claude Code with ANTHROPIC_API_KEY set). */
+const HEADER_KEY = "sk-ant-header-key-7e8f9a0b";
+
+/** The shell the gateway starts from: the token also under the names `connect` exports. */
+const GATEWAY_ENV = {
+  SVC_GATEWAY_TOKEN: TOKEN,
+  COUNCIL_GATEWAY_TOKEN: TOKEN,
+  ANTHROPIC_AUTH_TOKEN: TOKEN,
+  ...ENV_KEYS,
+};
+
+const PROVIDER_SECRETS = [...Object.values(ENV_KEYS), HEADER_KEY];
+
+function found(text: string, secrets: string[]): string[] {
+  return secrets.filter((secret) => text.includes(secret));
+}
+
+/** An agent that prints its environment on stdout (its answer) and on stderr. */
+async function envPrinter(dir: string): Promise<string> {
+  const path = join(dir, "env-printer");
+  await Deno.writeTextFile(path, "#!/bin/sh\ncat >/dev/null\nenv\nenv >&2\n");
+  await Deno.chmod(path, 0o755);
+  return path;
+}
+
+async function scenario(options: { json: boolean; passApiKeys: boolean }) {
+  const dir = await Deno.makeTempDir({ prefix: "cg-secrets-" });
+  try {
+    const log = join(dir, "fake.log");
+    const claude = fakeAgent("claude", { modes: ["dump-env"], log, logEnv: true }, {
+      name: "claude",
+    });
+    const printer = {
+      name: "printer",
+      runner: "command",
+      model: "m",
+      command: await envPrinter(dir),
+    };
+    const gateway = await startGateway(dir, {
+      logLevel: "debug",
+      logJson: options.json,
+      passApiKeys: options.passApiKeys,
+      progressDetail: "interleaved",
+      fanOutPolicy: "always",
+      defaultAgents: [claude, printer],
+    }, GATEWAY_ENV);
+    const replies: string[] = [];
+    try {
+      const post = async (path: string, headers: Record<string, string>, body: unknown) => {
+        const res = await fetch(`${gateway.origin}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body: JSON.stringify(body),
+        });
+        const text = await res.text();
+        replies.push(text);
+        return { status: res.status, text };
+      };
+      const ask = (content: string, stream: boolean) => ({
+        model: "claude-opus-4-8",
+        max_tokens: 100,
+        stream,
+        messages: [{ role: "user", content }],
+      });
+      // Claude Code's shape: the token as bearer, a provider key as x-api-key.
+      const host = { authorization: `Bearer ${TOKEN}`, "x-api-key": HEADER_KEY };
+      const streamed = await post("/v1/messages", host, ask("print your environment", true));
+      assert.equal(streamed.status, 200, streamed.text);
+      assert.match(streamed.text, /event: message_stop/);
+      const plain = await post("/v1/messages", host, ask("again, as JSON", false));
+      assert.equal(plain.status, 200, plain.text);
+      const codex = await post("/v1/responses", { authorization: `Bearer ${TOKEN}` }, {
+        model: "gpt-5.5",
+        input: "and over Responses",
+        stream: true,
+      });
+      assert.equal(codex.status, 200, codex.text);
+
+      // Wrong tokens, the right one's neighbours included, are refused without an echo.
+      for (
+        const headers of [
+          { authorization: `Bearer ${TOKEN.slice(0, -1)}` },
+          { authorization: `Bearer ${TOKEN}x` },
+          { "x-api-key": `${TOKEN} ${TOKEN}` },
+          { authorization: `Basic ${TOKEN}` },
+        ] as Record<string, string>[]
+      ) {
+        const denied = await post("/v1/messages", headers, ask("hi", false));
+        assert.equal(denied.status, 401);
+        assert.deepEqual(JSON.parse(denied.text), {
+          type: "error",
+          error: { type: "authentication_error", message: "unauthorized" },
+        });
+      }
+      // Bad requests carrying the token: their errors do not show it either.
+      const bad = await post("/v1/messages", host, { model: TOKEN.repeat(30), messages: [] });
+      assert.equal(bad.status, 400);
+      const bad2 = await post("/v1/responses", { authorization: `Bearer ${TOKEN}` }, { input: 1 });
+      assert.equal(bad2.status, 400);
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+    return { lines: gateway.lines(), replies, children: await readFakeLog(log) };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("secrets: passApiKeys off — no child, log line, progress line or reply holds a secret", async () => {
+  const { lines, replies, children } = await scenario({ json: false, passApiKeys: false });
+  const log = lines.join("\n");
+  // The children did print their environment: into answers, progress and the debug log.
+  assert.match(replies[0], /printer: PATH=/, "interleaved progress shows the printer's env");
+  assert.ok(lines.some((l) => l.includes("stderr: PATH=")), "debug log shows child stderr");
+  assert.ok(children.length >= 2 && children.every((c) => c.env?.PATH));
+
+  assert.deepEqual(found(log, [TOKEN, ...PROVIDER_SECRETS]), [], "secrets in the log");
+  for (const reply of replies) {
+    assert.deepEqual(found(reply, [TOKEN, ...PROVIDER_SECRETS]), [], "secrets in a reply");
+  }
+  for (const child of children) {
+    const env = JSON.stringify(child.env);
+    assert.deepEqual(found(env, [TOKEN, ...PROVIDER_SECRETS]), [], "secrets in a child's env");
+  }
+});
+
+Deno.test("secrets: passApiKeys on — children get provider keys, never the token; logs get none", async () => {
+  const { lines, replies, children } = await scenario({ json: true, passApiKeys: true });
+  for (const line of lines) JSON.parse(line); // JSON lines only
+  assert.deepEqual(found(lines.join("\n"), [TOKEN, ...PROVIDER_SECRETS]), [], "secrets in the log");
+
+  for (const child of children) {
+    const env = child.env ?? {};
+    assert.deepEqual(found(JSON.stringify(env), [TOKEN]), [], "the token in a child's env");
+    // The gateway's own keys, or (Messages turns) the key the host presented, which wins.
+    assert.ok([HEADER_KEY, ENV_KEYS.ANTHROPIC_API_KEY].includes(env.ANTHROPIC_API_KEY));
+    assert.equal(env.OPENAI_API_KEY, ENV_KEYS.OPENAI_API_KEY);
+    assert.equal(
+      env.ANTHROPIC_AUTH_TOKEN,
+      undefined,
+      "the token exported as a provider credential",
+    );
+  }
+  assert.ok(children.some((child) => child.env?.ANTHROPIC_API_KEY === HEADER_KEY));
+  for (const reply of replies) {
+    assert.deepEqual(found(reply, [TOKEN]), [], "the token in a reply");
+  }
+});
+
+Deno.test("secrets: childEnv withholds the token under any name, the connect exports by name", () => {
+  const env = childEnv({
+    base: {
+      PATH: "/bin",
+      COUNCIL_GATEWAY_TOKEN: "an-older-gateway-token",
+      ANTHROPIC_AUTH_TOKEN: TOKEN,
+      MY_OWN_VARIABLE: TOKEN,
+      OPENAI_API_KEY: ENV_KEYS.OPENAI_API_KEY,
+    },
+    passApiKeys: true,
+    selfOrigins: [],
+    withheld: [TOKEN, ""],
+    hostCredentials: { ANTHROPIC_API_KEY: TOKEN, GEMINI_API_KEY: HEADER_KEY },
+    agentEnv: { EXPLICIT: "configured" },
+  });
+  assert.deepEqual(found(JSON.stringify(env), [TOKEN, "an-older-gateway-token"]), []);
+  assert.equal(env.OPENAI_API_KEY, ENV_KEYS.OPENAI_API_KEY);
+  assert.equal(env.GEMINI_API_KEY, HEADER_KEY);
+  assert.equal(env.EXPLICIT, "configured");
+  assert.equal(env.PATH, "/bin");
+});
+
+Deno.test("secrets: a provider key a request forwards is masked in every later log line", () => {
+  for (const json of [false, true]) {
+    const lines: string[] = [];
+    setupLogging({ level: "debug", json, write: (line) => lines.push(line) });
+    try {
+      const key = `sk-ant-request-key-${json}`;
+      const headers = new Headers({ "x-api-key": key, authorization: `Bearer ${TOKEN}` });
+      const options = { passApiKeys: true, gatewayToken: TOKEN };
+      assert.deepEqual(hostCredentials(headers, ANTHROPIC_CREDENTIALS, options), {
+        ANTHROPIC_API_KEY: key,
+      });
+      const log = getLogger(["council-gateway", "test"]);
+      log.debug("child said {text}", { text: `my key is ${key}`, key });
+      maskSecret("abc"); // too short to mask: it would mangle ordinary words
+      log.info("abc stays");
+      assert.equal(lines.length, 2);
+      assert.ok(!lines[0].includes(key), lines[0]);
+      assert.match(lines[0], /my key is \*\*\*/);
+      assert.match(lines[1], /abc stays/);
+    } finally {
+      resetSync();
+    }
+  }
+});
