@@ -165,7 +165,7 @@ export interface GatewayProcess {
   kill(signal: Deno.Signal): void;
   /** Exit code once the process has ended and its output is read. */
   exited: Promise<number>;
-  /** SIGTERM twice (drain, then cancel) and wait; SIGKILL if it does not exit. */
+  /** SIGTERM and wait for the exit; SIGKILL if it has not exited within 15 s. */
   stop(): Promise<number>;
 }
 
@@ -250,8 +250,7 @@ export async function spawnGateway(
     kill,
     exited,
     async stop() {
-      kill("SIGTERM");
-      await Promise.race([waitForLine(/shutting down/), exited]).catch(() => {});
+      // One signal: a second one could land after the handlers are gone, as the process exits.
       kill("SIGTERM");
       const timer = setTimeout(() => kill("SIGKILL"), 15_000);
       try {
