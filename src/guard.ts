@@ -52,7 +52,8 @@ export function hostRule(origins: readonly string[], allowedHosts: readonly stri
   const names = new Set([...LOOPBACK_NAMES, ...allowedHosts.map(bareName)]);
   let port: number | undefined;
   for (const origin of origins) {
-    const url = new URL(origin);
+    const url = URL.parse(origin);
+    if (!url) continue; // an interface address no URL can name cannot be in a Host either
     names.add(bareName(url.hostname));
     port = url.port === "" ? 80 : Number(url.port);
   }

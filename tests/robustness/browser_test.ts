@@ -66,6 +66,8 @@ Deno.test("guard: Host values name this gateway only with its own names and port
   ) {
     assert.ok(!hostAllowed(bad, rule), bad);
   }
+  // An origin no URL can hold is skipped, not fatal.
+  assert.ok(hostAllowed("localhost:1", hostRule(["http://[fe80::1%eth0]:1", "http://x:1"], [])));
   // Without a listener the port is unknown and not checked.
   assert.ok(hostAllowed("localhost", hostRule([], [])));
   assert.ok(!hostAllowed("evil.example", hostRule([], [])));
