@@ -377,7 +377,8 @@ Deno.test("e2e serve: start-up refusals exit 2 (remote bind without token, bad c
       code: 2,
       stdout: "",
       stderr:
-        'config: defaultAgents[0].runner: "cladue" is not one of claude, codex, gemini, command\n',
+        'config: defaultAgents[0].runner: "cladue" is not one of claude, codex, gemini, command, ' +
+        "anthropic, openai\n",
     });
 
     const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
