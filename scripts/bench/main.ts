@@ -17,6 +17,7 @@ import { footprint } from "./scenarios/footprint.ts";
 import { overhead } from "./scenarios/overhead.ts";
 import { parallel } from "./scenarios/parallel.ts";
 import { passthrough } from "./scenarios/passthrough.ts";
+import { peer } from "./scenarios/peer.ts";
 import { utility } from "./scenarios/utility.ts";
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -27,6 +28,9 @@ export const SCENARIOS: readonly Scenario[] = [
   footprint,
   utility,
 ];
+
+/** Scenarios run only when `--only` names them (e.g. they need an npm install). */
+export const OPT_IN_SCENARIOS: readonly Scenario[] = [peer];
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -44,24 +48,30 @@ function usage(): string {
     "",
     "Scenarios:",
     ...SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.description}`),
+    ...OPT_IN_SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.description} (only with --only)`),
     "",
   ].join("\n");
 }
 
-/** Picks the scenarios named by `--only` (all when empty); throws on an unknown name. */
+/**
+ * Picks the scenarios named by `--only` (all of `all` when empty; `optIn` ones only by name);
+ * throws on an unknown name.
+ */
 export function selectScenarios(
   all: readonly Scenario[],
   only: string | undefined,
+  optIn: readonly Scenario[] = [],
 ): Scenario[] {
   if (!only) return [...all];
+  const known = [...all, ...optIn];
   const names = only.split(",").map((n) => n.trim()).filter(Boolean);
-  const unknown = names.filter((n) => !all.some((s) => s.name === n));
+  const unknown = names.filter((n) => !known.some((s) => s.name === n));
   if (unknown.length) {
     throw new Error(
-      `unknown scenario ${unknown.join(", ")} (known: ${all.map((s) => s.name).join(", ")})`,
+      `unknown scenario ${unknown.join(", ")} (known: ${known.map((s) => s.name).join(", ")})`,
     );
   }
-  return all.filter((s) => names.includes(s.name));
+  return known.filter((s) => names.includes(s.name));
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -83,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
   }
   let selected: Scenario[];
   try {
-    selected = selectScenarios(SCENARIOS, values.only);
+    selected = selectScenarios(SCENARIOS, values.only, OPT_IN_SCENARIOS);
   } catch (err) {
     console.error(`bench: ${(err as Error).message}`);
     return 2;

@@ -48,7 +48,7 @@ export async function startTaskArgs(repoRoot: string): Promise<string[]> {
   return words.slice(1);
 }
 
-async function waitForLine(
+export async function waitForLine(
   path: string,
   pattern: RegExp,
   child: Deno.ChildProcess,
@@ -71,7 +71,12 @@ async function waitForLine(
 }
 
 /** Runs `argv` with stdout and stderr sent to `logPath` (via `sh -c exec`, so pid is argv's). */
-function spawnLogged(argv: string[], logPath: string, cwd: string, env?: Record<string, string>) {
+export function spawnLogged(
+  argv: string[],
+  logPath: string,
+  cwd: string,
+  env?: Record<string, string>,
+) {
   return new Deno.Command("sh", {
     args: ["-c", 'log=$1; shift; exec "$@" >"$log" 2>&1', "sh", logPath, ...argv],
     cwd,
@@ -82,7 +87,11 @@ function spawnLogged(argv: string[], logPath: string, cwd: string, env?: Record<
   }).spawn();
 }
 
-function serverProcess(child: Deno.ChildProcess, origin: string, logPath: string): ServerProcess {
+export function serverProcess(
+  child: Deno.ChildProcess,
+  origin: string,
+  logPath: string,
+): ServerProcess {
   let stopped: Promise<void> | undefined;
   return {
     origin,
