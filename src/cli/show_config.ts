@@ -6,7 +6,7 @@ import type { Config } from "../config.ts";
 
 export const MASK = "***";
 
-/** Names of agent `env` entries whose values are treated as secrets. */
+/** Names of agent `env` entries and HTTP `headers` whose values are treated as secrets. */
 const SECRET_NAME = /key|token|secret|pass|auth|cred/i;
 
 function maskEnv(env: Record<string, string> | undefined): Record<string, string> | undefined {
@@ -14,6 +14,17 @@ function maskEnv(env: Record<string, string> | undefined): Record<string, string
   return Object.fromEntries(
     Object.entries(env).map(([k, v]) => [k, SECRET_NAME.test(k) ? MASK : v]),
   );
+}
+
+/** An agent entry with its `env` and HTTP `headers` secrets masked. */
+function maskAgent<T extends { env?: Record<string, string>; headers?: Record<string, string> }>(
+  agent: T,
+): T {
+  return {
+    ...agent,
+    env: maskEnv(agent.env),
+    ...(agent.headers ? { headers: maskEnv(agent.headers) } : {}),
+  };
 }
 
 /** The effective configuration as a plain object in schema key order, secrets masked. */
@@ -25,8 +36,8 @@ export function maskedConfig(config: Readonly<Config>): Record<string, unknown> 
     port,
     ...(token ? { token: MASK } : {}),
     ...others,
-    ...(judge ? { judge: { ...judge, env: maskEnv(judge.env) } } : {}),
-    defaultAgents: defaultAgents.map((a) => ({ ...a, env: maskEnv(a.env) })),
+    ...(judge ? { judge: maskAgent(judge) } : {}),
+    defaultAgents: defaultAgents.map(maskAgent),
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { runCli } from "../../src/cli.ts";
+import { renderConfig } from "../../src/cli/show_config.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
 import { tempDir } from "./support.ts";
 
@@ -178,4 +179,15 @@ Deno.test("serve: a baseUrl at the gateway's own address stops start-up with exi
     'config: defaultAgents[0].baseUrl: "http://localhost:45871/v1" points at this gateway ' +
       "itself (127.0.0.1:45871); a council member calling the gateway would recurse\n",
   );
+});
+
+Deno.test("config command: secret-looking HTTP headers are masked, others shown", async () => {
+  const config = await load(
+    "defaultAgents:\n  - runner: openai\n    model: m\n    baseUrl: http://localhost:1/v1\n" +
+      "    headers: { Authorization: Bearer sk-secret, X-Api-Key: sk-2, X-Title: council }\n",
+  );
+  const text = renderConfig(config);
+  assert.doesNotMatch(text, /sk-secret|sk-2/);
+  assert.match(text, /Authorization: "\*\*\*"/);
+  assert.match(text, /X-Title: council/);
 });
