@@ -394,13 +394,17 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const timers: TimerId[] = [];
   let giveUp!: () => void;
   const gaveUp = new Promise<void>((resolve) => (giveUp = resolve));
-  const signals: Deno.Signal[] = [];
-  const onSignal = () => void shutdown();
+  // After the server stopped, a late signal must not fall back to the default action (exit 143)
+  // while the process winds down, so the listeners are kept and simply do nothing then.
+  let stopped = false;
+  const onSignal = () => {
+    if (!stopped) void shutdown();
+  };
 
   const drained = server.finished.then(() => inFlight.idle());
   const finished = Promise.race([drained, gaveUp]).finally(() => {
     for (const id of timers) clock.clearTimeout(id);
-    for (const sig of signals) Deno.removeSignalListener(sig, onSignal);
+    stopped = true;
     log.info("stopped");
   });
 
@@ -433,9 +437,9 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     return finished;
   }
 
+  // Only the CLI installs these: it exits the process right after `finished` settles.
   if (options.handleSignals) {
-    signals.push("SIGINT");
-    if (Deno.build.os !== "windows") signals.push("SIGTERM");
+    const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
     for (const sig of signals) Deno.addSignalListener(sig, onSignal);
   }
 
