@@ -209,6 +209,11 @@ export function retryAfterMs(headers: Headers, now: number): number | undefined 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/** `text` with every occurrence of `secret` masked (an upstream may echo the key it got). */
+export function redact(text: string, secret: string | undefined): string {
+  return secret ? text.replaceAll(secret, "***") : text;
+}
+
 /** Whether a status is worth the one retry: rate limited, or the upstream failed. */
 export function isRetryable(status: number): boolean {
   return status === 429 || status >= 500;
@@ -274,6 +279,8 @@ export interface StreamCall {
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   /** A `retry-after` longer than this is not waited for: the run fails instead. */
   maxRetryWaitMs: number;
+  /** The API key: an upstream that echoes it in a message gets it masked. */
+  secret?: string;
   /** The most one SSE line or event may hold. */
   maxEventBytes: number;
   /** The request is about to be sent (the first time). */
@@ -345,7 +352,10 @@ export async function streamCompletion(call: StreamCall): Promise<StreamExit> {
       if (response.status < 200 || response.status > 299) {
         const body = await response.text();
         if (stopped()) return exit;
-        const message = upstreamMessage(call.adapter, response.status, response.statusText, body);
+        const message = redact(
+          upstreamMessage(call.adapter, response.status, response.statusText, body),
+          call.secret,
+        );
         const failure = `HTTP ${response.status} from ${url}: ${message}`;
         if (attempt === 0 && isRetryable(response.status)) {
           const wait = retryAfterMs(response.headers, call.clock.now()) ?? DEFAULT_RETRY_WAIT_MS;
@@ -372,10 +382,13 @@ export async function streamCompletion(call: StreamCall): Promise<StreamExit> {
         const body = await response.text();
         if (stopped()) return exit;
         const found = call.adapter.errorMessage(body);
-        exit.error = `malformed stream: expected text/event-stream, got ` +
-          `${type.split(";")[0] || "no content-type"}: ${
-            found ? oneLine(found, 200) : oneLine(body, 120) || "(empty body)"
-          }`;
+        exit.error = redact(
+          `malformed stream: expected text/event-stream, got ` +
+            `${type.split(";")[0] || "no content-type"}: ${
+              found ? oneLine(found, 200) : oneLine(body, 120) || "(empty body)"
+            }`,
+          call.secret,
+        );
         return exit;
       }
       return await readEvents(call, response, exit, stopped);

@@ -20,7 +20,14 @@ import { childEnv, pointsAtSelf } from "./env.ts";
 import { costOf, estimateTokens, findPrice, mergePricing } from "./cost.ts";
 import { type ChildExit, chooseGroupSpawn, type GroupSpawn, runChild } from "./process.ts";
 import { oneLine } from "./activity.ts";
-import { apiKeyEnvOf, baseUrlOf, clockSleep, streamCompletion, type StreamExit } from "./http.ts";
+import {
+  apiKeyEnvOf,
+  baseUrlOf,
+  clockSleep,
+  redact,
+  streamCompletion,
+  type StreamExit,
+} from "./http.ts";
 import { type Transport, transportFor } from "./transport.ts";
 
 const logger = getLogger(["council-gateway", "agents"]);
@@ -204,11 +211,12 @@ function httpFailureReason(
   output: RunOutput,
   endMarker: string,
   timeoutMs: number,
+  secret: string | undefined,
 ): string | undefined {
   if (exit.aborted) return "aborted";
   if (exit.timedOut) return `timed out after ${seconds(timeoutMs)}`;
   if (exit.error) return exit.error;
-  if (output.final?.error) return output.final.error;
+  if (output.final?.error) return redact(output.final.error, secret);
   if (!output.final) {
     const invalid = output.invalidLines
       ? `malformed stream: ${output.invalidLines} unparseable event(s), last: ${output.lastInvalid}; `
@@ -337,6 +345,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
         adapter,
         request,
         transport: options.transport ?? transportFor(request.url, env),
+        secret: apiKey,
         agentName: agent.name,
         signal: opts.signal,
         timeoutMs: agent.timeoutMs,
@@ -349,7 +358,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
       });
       return finish(
         { exitCode: null, timedOut: exit.timedOut, aborted: exit.aborted, droppedLines: 0 },
-        httpFailureReason(exit, output, adapter.endMarker, agent.timeoutMs),
+        httpFailureReason(exit, output, adapter.endMarker, agent.timeoutMs, apiKey),
       );
     };
 

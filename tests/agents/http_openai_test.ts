@@ -268,3 +268,22 @@ Deno.test("openai: finish_reason length is reported as an activity", async () =>
     "answer cut at the token limit (maxTokens)",
   ]);
 });
+
+Deno.test("openai: an upstream that echoes the key in its message gets it masked", async () => {
+  await using stub = startStub(() =>
+    jsonResponse(401, {
+      error: { message: "Incorrect API key provided: sk-openai-test.", type: "invalid_api_key" },
+    })
+  );
+  const log = new EventLog();
+  const result = await runner()(httpAgent("openai", stub.origin), "hi", {
+    role: "child",
+    onEvent: log.onEvent,
+  });
+  assert.equal(
+    result.error,
+    `http-openai: HTTP 401 from ${stub.origin}/chat/completions: invalid_api_key: ` +
+      "Incorrect API key provided: ***.",
+  );
+  assert.doesNotMatch(JSON.stringify(log.events), /sk-openai-test/);
+});
