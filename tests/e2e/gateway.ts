@@ -38,22 +38,33 @@ export function isolatedEnv(dir: string, extra: Record<string, string>): Record<
   return { ...env, ...extra };
 }
 
-export interface Gateway {
+export interface GatewayProcess {
+  pid: number;
   origin: string;
+  /** The bound port (from the startup line). */
   port: number;
-  /** Every stdout line so far (the gateway's log). */
+  /** The log so far, one entry per line. */
   lines(): string[];
-  /** SIGTERM, then waits for exit; returns the exit code. */
+  /** Resolves when a log line matches (rejects if the process exits first). */
+  waitForLine(pattern: RegExp): Promise<string>;
+  kill(signal: Deno.Signal): void;
+  /** Exit code once the process has ended and its output is read. */
+  exited: Promise<number>;
+  /** SIGTERM and wait for the exit; SIGKILL if it has not exited within 15 s. */
   stop(): Promise<number>;
 }
 
-/** Starts the gateway with `config` (YAML keys) and `env`; resolves once it listens. */
-export async function startGateway(
+/**
+ * Starts `main.ts serve` with the start task's flags, the YAML `config` (port 0) and an
+ * isolated environment; resolves once it listens. stdout is drained continuously (a full
+ * pipe would stall the gateway's synchronous log writes).
+ */
+export async function spawnGateway(
   dir: string,
   config: Record<string, unknown>,
   env: Record<string, string> = {},
-): Promise<Gateway> {
-  const configPath = join(dir, "council.yaml");
+): Promise<GatewayProcess> {
+  const configPath = join(dir, "gateway.yaml");
   await Deno.writeTextFile(configPath, YAML.stringify({ port: 0, ...config }));
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -73,43 +84,66 @@ export async function startGateway(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const out: string[] = [];
-  let err = "";
-  let found!: (origin: string) => void;
-  const listening = new Promise<string>((resolve) => (found = resolve));
+  const lines: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const onLine = (line: string) => {
+    lines.push(line);
+    for (const waiter of [...waiters]) {
+      if (waiter.pattern.test(line)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  };
   const readStdout = (async () => {
     let buffer = "";
     for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
       buffer += chunk;
       const parts = buffer.split("\n");
       buffer = parts.pop()!;
-      for (const line of parts) {
-        out.push(line);
-        const match = /listening on (http:\/\/[^\s"]+)/.exec(line);
-        if (match) found(match[1]);
-      }
+      parts.forEach(onLine);
     }
-    if (buffer) out.push(buffer);
+    if (buffer) onLine(buffer);
   })();
-  const readStderr = (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) err += chunk;
-  })();
-  const exited = Promise.all([child.status, readStdout, readStderr]).then(([s]) => s.code);
-  const origin = await Promise.race([
-    listening,
-    exited.then((code) => {
-      throw new Error(`gateway exited (${code}) before listening:\n${out.join("\n")}\n${err}`);
-    }),
-  ]);
+  const stderr = new Response(child.stderr).text();
+  const exited = Promise.all([child.status, readStdout, stderr]).then(([status, , err]) => {
+    if (err.trim()) lines.push(`(stderr) ${err.trim()}`);
+    return status.code;
+  });
+  const waitForLine = (pattern: RegExp) => {
+    const found = lines.find((line) => pattern.test(line));
+    if (found) return Promise.resolve(found);
+    return Promise.race([
+      new Promise<string>((resolve) => waiters.push({ pattern, resolve })),
+      exited.then((code): string => {
+        throw new Error(`gateway exited (${code}) before ${pattern}:\n${lines.join("\n")}`);
+      }),
+    ]);
+  };
+  const kill = (signal: Deno.Signal) => {
+    try {
+      child.kill(signal);
+    } catch { /* already gone */ }
+  };
+  const listening = await waitForLine(/listening on http:\/\//);
+  const origin = /listening on (http:\/\/\S+)/.exec(listening)![1];
   return {
+    pid: child.pid,
     origin,
     port: Number(new URL(origin).port),
-    lines: () => [...out],
+    lines: () => [...lines],
+    waitForLine,
+    kill,
+    exited,
     async stop() {
+      // One signal: a second one could land after the handlers are gone, as the process exits.
+      kill("SIGTERM");
+      const timer = setTimeout(() => kill("SIGKILL"), 15_000);
       try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      return await exited;
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findTestCli } from "../agents/support.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
-import { connect, isolatedEnv, jsonLines, parseExports, run, startGateway } from "./gateway.ts";
+import { connect, isolatedEnv, jsonLines, parseExports, run, spawnGateway } from "./gateway.ts";
 
 const claude = findTestCli("claude", /Claude Code/);
 const codex = findTestCli("codex", /codex-cli/);
@@ -79,7 +79,7 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "e2e-claude-answer-" });
     const log = join(dir, "fakes.log");
-    const gateway = await startGateway(dir, {
+    const gateway = await spawnGateway(dir, {
       fanOutPolicy: "always",
       streamProgress: true,
       defaultAgents: fakeCouncil(log, {
@@ -138,7 +138,7 @@ Deno.test({
     });
     // Every child proposes Read until the tool result (with the file's text) is in its prompt.
     const rules = [{ match: "ZEBRA-7 opens", reply: answer }];
-    const gateway = await startGateway(dir, {
+    const gateway = await spawnGateway(dir, {
       fanOutPolicy: "always",
       fanOutScope: "first-turn",
       defaultAgents: [
@@ -185,7 +185,7 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "e2e-claude-haiku-" });
     const log = join(dir, "fakes.log");
     const reply = '{"kind":"answer","text":"hi from the small model"}';
-    const gateway = await startGateway(dir, {
+    const gateway = await spawnGateway(dir, {
       fanOutPolicy: "always",
       defaultAgents: fakeCouncil(log, { claude: reply, codex: reply, gemini: reply }),
     });
@@ -223,7 +223,7 @@ Deno.test({
     const log = join(dir, "fakes.log");
     const read = JSON.stringify({ kind: "tool", name: "Read", input: { file_path: big } });
     const rules = [{ match: "QUOKKA-3 starts", reply: '{"kind":"answer","text":"read it"}' }];
-    const gateway = await startGateway(dir, {
+    const gateway = await spawnGateway(dir, {
       fanOutPolicy: "never",
       logLevel: "debug",
       defaultAgents: [fakeAgent("claude", { reply: read, rules, log })],
@@ -251,7 +251,7 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "e2e-claude-auth-" });
     const log = join(dir, "fakes.log");
-    const gateway = await startGateway(dir, {
+    const gateway = await spawnGateway(dir, {
       fanOutPolicy: "never",
       defaultAgents: [fakeAgent("claude", { reply: '{"kind":"answer","text":"authorized"}', log })],
     }, { SVC_GATEWAY_TOKEN: TOKEN });
@@ -327,7 +327,7 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "e2e-codex-answer-" });
     const log = join(dir, "fakes.log");
-    const gateway = await startGateway(dir, {
+    const gateway = await spawnGateway(dir, {
       fanOutPolicy: "always",
       streamProgress: true,
       defaultAgents: fakeCouncil(log, {
@@ -364,7 +364,7 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "e2e-codex-auth-" });
     const log = join(dir, "fakes.log");
-    const gateway = await startGateway(dir, {
+    const gateway = await spawnGateway(dir, {
       fanOutPolicy: "never",
       defaultAgents: [fakeAgent("claude", { reply: "authorized", log })],
     }, { SVC_GATEWAY_TOKEN: TOKEN });

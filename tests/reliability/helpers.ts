@@ -5,8 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import YAML from "yaml";
-import { isolatedEnv, ROOT, startTaskFlags } from "../e2e/gateway.ts";
+
 import { fakeCommandPath, fakeEnv, type FakeKnobs } from "../fixtures/fakes.ts";
 
 // ---- the process table ------------------------------------------------------------------
@@ -153,114 +152,9 @@ export class FaultBox {
   }
 }
 
-// ---- the gateway as a subprocess --------------------------------------------------------
+// ---- the gateway as a subprocess (shared with the e2e tests) ----------------------------
 
-export interface GatewayProcess {
-  pid: number;
-  origin: string;
-  /** The log so far, one entry per line. */
-  lines(): string[];
-  /** Resolves when a log line matches (rejects if the process exits first). */
-  waitForLine(pattern: RegExp): Promise<string>;
-  kill(signal: Deno.Signal): void;
-  /** Exit code once the process has ended and its output is read. */
-  exited: Promise<number>;
-  /** SIGTERM and wait for the exit; SIGKILL if it has not exited within 15 s. */
-  stop(): Promise<number>;
-}
-
-/**
- * Starts `main.ts serve` with the start task's flags, the YAML `config` (port 0) and an
- * isolated environment; resolves once it listens. stdout is drained continuously (a full
- * pipe would stall the gateway's synchronous log writes).
- */
-export async function spawnGateway(
-  dir: string,
-  config: Record<string, unknown>,
-  env: Record<string, string> = {},
-): Promise<GatewayProcess> {
-  const configPath = join(dir, "gateway.yaml");
-  await Deno.writeTextFile(configPath, YAML.stringify({ port: 0, ...config }));
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--config",
-      join(ROOT, "deno.json"),
-      ...startTaskFlags(),
-      join(ROOT, "main.ts"),
-      "serve",
-      "--config",
-      configPath,
-    ],
-    cwd: dir,
-    clearEnv: true,
-    env: isolatedEnv(dir, env),
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const lines: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  const onLine = (line: string) => {
-    lines.push(line);
-    for (const waiter of [...waiters]) {
-      if (waiter.pattern.test(line)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(line);
-      }
-    }
-  };
-  const readStdout = (async () => {
-    let buffer = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      const parts = buffer.split("\n");
-      buffer = parts.pop()!;
-      parts.forEach(onLine);
-    }
-    if (buffer) onLine(buffer);
-  })();
-  const stderr = new Response(child.stderr).text();
-  const exited = Promise.all([child.status, readStdout, stderr]).then(([status, , err]) => {
-    if (err.trim()) lines.push(`(stderr) ${err.trim()}`);
-    return status.code;
-  });
-  const waitForLine = (pattern: RegExp) => {
-    const found = lines.find((line) => pattern.test(line));
-    if (found) return Promise.resolve(found);
-    return Promise.race([
-      new Promise<string>((resolve) => waiters.push({ pattern, resolve })),
-      exited.then((code): string => {
-        throw new Error(`gateway exited (${code}) before ${pattern}:\n${lines.join("\n")}`);
-      }),
-    ]);
-  };
-  const kill = (signal: Deno.Signal) => {
-    try {
-      child.kill(signal);
-    } catch { /* already gone */ }
-  };
-  const listening = await waitForLine(/listening on http:\/\//);
-  const origin = /listening on (http:\/\/\S+)/.exec(listening)![1];
-  return {
-    pid: child.pid,
-    origin,
-    lines: () => [...lines],
-    waitForLine,
-    kill,
-    exited,
-    async stop() {
-      // One signal: a second one could land after the handlers are gone, as the process exits.
-      kill("SIGTERM");
-      const timer = setTimeout(() => kill("SIGKILL"), 15_000);
-      try {
-        return await exited;
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
-}
+export { type GatewayProcess, spawnGateway } from "../e2e/gateway.ts";
 
 // ---- a streaming client for both protocols ----------------------------------------------
 
