@@ -12,7 +12,7 @@ import { getLogger, resetSync } from "@logtape/logtape";
 import { childEnv } from "../../src/agents/env.ts";
 import { maskSecret, setupLogging } from "../../src/log.ts";
 import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../../src/protocol/credentials.ts";
-import { startGateway } from "../e2e/gateway.ts";
+import { spawnGateway } from "../e2e/gateway.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 
 const TOKEN = "gw-Secret-Token-4b8e2f7a91";
@@ -62,7 +62,7 @@ async function scenario(options: { json: boolean; passApiKeys: boolean }) {
       model: "m",
       command: await envPrinter(dir),
     };
-    const gateway = await startGateway(dir, {
+    const gateway = await spawnGateway(dir, {
       logLevel: "debug",
       logJson: options.json,
       passApiKeys: options.passApiKeys,
