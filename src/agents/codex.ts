@@ -120,6 +120,12 @@ export const codexAdapter: Adapter = {
     if (!hasFlag(agent.args, SANDBOX_FLAGS)) {
       args.push("--sandbox", "workspace-write");
     }
+    // A user who followed `connect codex` has `model_provider = "council"` (this gateway) in
+    // ~/.codex/config.toml, which a child would read too: pin the vendor's own provider unless
+    // the agent's args choose one (e.g. -c model_provider=azure).
+    if (!agent.args.some((arg) => /(^|\.)model_provider=/.test(arg))) {
+      args.push("-c", 'model_provider="openai"');
+    }
     // "-" = read the prompt from stdin (codex starts only at end of input).
     return [...args, ...agent.args, "-"];
   },

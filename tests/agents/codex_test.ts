@@ -112,9 +112,23 @@ Deno.test("codex argv: exec --json, model, workspace sandbox, prompt from stdin 
     "--sandbox",
     "workspace-write",
     "-c",
+    'model_provider="openai"',
+    "-c",
     "x=1",
     "-",
   ]);
+});
+
+Deno.test("codex argv: the vendor provider is pinned unless the agent's args choose one", () => {
+  // `connect codex` makes this gateway the user's default provider; a child must not use it.
+  const pinned = codexAdapter.argv(agent([]), { role: "child", model: "m" });
+  assert.equal(pinned[pinned.indexOf('model_provider="openai"') - 1], "-c");
+  const own = codexAdapter.argv(agent(["-c", "model_provider=azure"]), {
+    role: "child",
+    model: "m",
+  });
+  assert.ok(!own.includes('model_provider="openai"'));
+  assert.equal(own.filter((a) => a.includes("model_provider=")).length, 1);
 });
 
 Deno.test("codex argv: a configured sandbox is not doubled", () => {
