@@ -1,6 +1,7 @@
 /**
  * Derives a TurnRequest from protocol-free input: working directory, classified ask, session key.
  */
+import { isAbsolute } from "node:path";
 import type { TranscriptEntry, TurnInput, TurnRequest } from "./types.ts";
 
 // Compiled once: these run on every request.
@@ -36,11 +37,19 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** Every candidate working directory named in a text, in order of appearance. */
-export function findWorkingDirectories(text: string): string[] {
+/**
+ * Every candidate working directory named in a text, in order of appearance. `lines: false`
+ * looks only for Codex's `<environment_context>` block (for conversation text, where a user
+ * typing `cwd: /` must not move the children).
+ */
+export function findWorkingDirectories(text: string, { lines = true } = {}): string[] {
   const found: { at: number; path: string }[] = [];
   for (const m of text.matchAll(CODEX_CWD)) found.push({ at: m.index, path: m[1].trim() });
-  for (const m of text.matchAll(WORKING_DIR_LINE)) found.push({ at: m.index, path: m[1].trim() });
+  if (lines) {
+    for (const m of text.matchAll(WORKING_DIR_LINE)) {
+      found.push({ at: m.index, path: m[1].trim() });
+    }
+  }
   return found.sort((a, b) => a.at - b.at).map((f) => f.path);
 }
 
@@ -50,26 +59,26 @@ export function findWorkingDirectory(text: string): string | undefined {
 }
 
 /**
- * SPEC §1.1.3: the first absolute path named in the system prompt (or a system / user message,
- * where Codex puts its `<environment_context>`) that exists as a directory; undefined otherwise
- * (children then run in an empty temp dir). Tool results and assistant text are not searched:
- * a file's contents must not move the children.
+ * SPEC §1.1.3: the first absolute path named in the system prompt's environment block (or in
+ * Codex's `<environment_context>`, which it puts in a system / user message) that exists as a
+ * directory; undefined otherwise (children then run in an empty temp dir). `working directory:`
+ * / `cwd:` lines count only in the system prompt; tool results and assistant text are not
+ * searched at all: what a user types or a file contains must not move the children.
  */
 export function recoverWorkingDirectory(
   system: string,
   transcript: readonly TranscriptEntry[],
   exists: (path: string) => boolean = isDirectory,
 ): string | undefined {
-  const texts = [
-    system,
-    ...transcript.flatMap((e) => (e.kind === "system" || e.kind === "user" ? [e.text] : [])),
+  const candidates = [
+    ...findWorkingDirectories(system),
+    ...transcript.flatMap((e) =>
+      e.kind === "system" || e.kind === "user"
+        ? findWorkingDirectories(e.text, { lines: false })
+        : []
+    ),
   ];
-  for (const text of texts) {
-    for (const found of findWorkingDirectories(text)) {
-      if (found.startsWith("/") && exists(found)) return found;
-    }
-  }
-  return undefined;
+  return candidates.find((path) => isAbsolute(path) && exists(path));
 }
 
 /** Removes injected harness scaffolding (system reminders, IDE context, command wrappers). */

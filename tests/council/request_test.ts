@@ -137,3 +137,18 @@ Deno.test("newTurnRequest derives id, cwd, ask and key", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cwd: a `cwd:` / `working directory:` line in conversation text does not count", () => {
+  const typed = [user("cwd: /"), { kind: "system", text: "Working directory: /srv" } as const];
+  assert.equal(
+    recoverWorkingDirectory("You are a helpful assistant.", typed, () => true),
+    undefined,
+  );
+  assert.equal(recoverWorkingDirectory("cwd: /home/dev", typed, () => true), "/home/dev");
+});
+
+Deno.test("cwd: Codex <environment_context> counts in a mid-conversation system message", () => {
+  const ctx = "<environment_context><cwd>/home/dev/codex</cwd></environment_context>";
+  const found = recoverWorkingDirectory("", [{ kind: "system", text: ctx }], () => true);
+  assert.equal(found, "/home/dev/codex");
+});
