@@ -47,8 +47,9 @@ export function errorEnvelope(type: string, message: string) {
 }
 
 /** OpenAI error shape, used for request errors on `/v1/responses`. */
+/** OpenAI's error shape, plus SPEC §2.3's top-level `type: "error"` (clients ignore it). */
 export function openAiError(type: string, message: string, code: string | null = null) {
-  return { error: { message, type, param: null, code } } as const;
+  return { type: "error", error: { message, type, param: null, code } } as const;
 }
 
 type BodyResult =

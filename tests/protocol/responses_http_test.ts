@@ -162,6 +162,7 @@ Deno.test("responses http: a valid JSON body that is not a Responses request is 
   });
   assert.equal(response.status, 400);
   assert.deepEqual(await response.json(), {
+    type: "error",
     error: {
       message: "input.0.call_id: field is required",
       type: "invalid_request_error",

@@ -189,7 +189,9 @@ export function assertErrorEnvelope(
     assert.equal(json.type, "error", `${what}: Anthropic envelope has type "error"`);
     assert.deepEqual(Object.keys(json).sort(), ["error", "type"], what);
   } else {
-    assert.deepEqual(Object.keys(json), ["error"], what);
+    // SPEC §2.3: `type: "error"` on every envelope, OpenAI's `{error:{…}}` shape inside.
+    assert.equal(json.type, "error", `${what}: OpenAI-shaped envelope has type "error"`);
+    assert.deepEqual(Object.keys(json).sort(), ["error", "type"], what);
     assert.ok("param" in error && "code" in error, `${what}: OpenAI error has param and code`);
   }
   return { type: error.type as string, message: error.message as string };

@@ -133,5 +133,6 @@ export function responsesError(
   param: string | null = null,
   code: string | null = null,
 ) {
-  return { error: { message, type, param, code } };
+  // SPEC §2.3: every error body is `{type: "error", error: {message, …}}`.
+  return { type: "error" as const, error: { message, type, param, code } };
 }
