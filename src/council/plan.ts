@@ -38,6 +38,16 @@ export function isBackgroundModel(model: string): boolean {
   return /haiku|small|fast/i.test(model);
 }
 
+/**
+ * A host-requested model name safe to put in a child's argv: a `command` runner substitutes it
+ * into `{model}`, which a user may run through `sh -c`, so no spaces, quotes or shell syntax.
+ */
+const PINNABLE_MODEL = /^[A-Za-z0-9][A-Za-z0-9._:/@\[\]-]{0,255}$/;
+
+export function isPinnableModel(model: string): boolean {
+  return PINNABLE_MODEL.test(model);
+}
+
 export type ModelFamily = "claude" | "codex" | "gemini";
 
 /** The runner that serves a model id's family, if it is one we know. */
@@ -169,15 +179,18 @@ export function planTurn(
   if (isBackgroundModel(request.model)) {
     const agentIndex = agentIndexForModel(agents, request.model);
     const agent = agents[agentIndex];
+    const pinnable = isPinnableModel(request.model);
     return {
       kind: "single",
-      reason: `background request (model ${request.model}): one agent, pinned to that model`,
+      reason: pinnable
+        ? `background request (model ${request.model}): one agent, pinned to that model`
+        : "background request (requested model name not pinnable): one agent, its configured model",
       child: {
         index: 0,
         agentIndex,
         agent,
         label: agent.name,
-        model: request.model,
+        ...(pinnable ? { model: request.model } : {}),
         directive: false,
       },
     };
