@@ -176,6 +176,9 @@ export function createApp(deps: AppDeps): Hono {
     await next();
   });
 
+  // Hono answers HEAD with the GET route; SPEC §4 allows only the four method/path pairs.
+  app.use("*", (c, next) => c.req.raw.method === "HEAD" ? Promise.resolve(c.notFound()) : next());
+
   const body = async (
     c: Context,
     handler: ProtocolHandler,

@@ -465,3 +465,12 @@ Deno.test("startServer: a second shutdown call cancels in-flight turns at once",
     assert.equal(clock.pending, 0);
   });
 });
+
+Deno.test("server: HEAD is not one of the four endpoints → 404 (Hono would answer it as GET)", async () => {
+  const a = app();
+  for (const path of ["/v1/models", "/v1/messages", "/"]) {
+    const res = await a.request(path, { method: "HEAD" });
+    assert.equal(res.status, 404, path);
+  }
+  assert.equal((await a.request("/v1/models")).status, 200, "GET still works");
+});
