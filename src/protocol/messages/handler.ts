@@ -83,6 +83,11 @@ export const createMessagesHandler: ProtocolFactory = (deps) => async (c, body) 
   try {
     return await handle(deps, c, parsed.data);
   } catch (error) {
+    if (c.req.raw.signal.aborted) {
+      // Nobody is left to read a reply, and a client hanging up is not a gateway failure.
+      logger.info("Messages request ended: client went away ({error})", { error: String(error) });
+      return new Response(null, { status: 499 }); // "client closed request", as nginx logs it
+    }
     logger.error("Messages request failed: {error}", { error: String(error) });
     return c.json(messagesError("api_error", TURN_FAILED), 500);
   }
