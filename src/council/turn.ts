@@ -344,14 +344,8 @@ class Turn {
     if (this.#signal.aborted) return this.#cancelled();
     const candidates = replies.filter((r) => r.result.ok && r.result.text.trim());
     if (candidates.length === 0) return this.#allFailed(replies.map(childFailure));
-    if (candidates.length === 1) {
-      this.#progress(
-        `only ${candidates[0].child.label} answered — its answer is final (no synthesis)`,
-        "info",
-      );
-      this.#answer.write(candidates[0].result.text);
-      return { kind: "answer", text: this.#answer.text };
-    }
+    // Even a lone surviving candidate goes through the synthesizer: on a fanned-out turn only
+    // the synthesizer writes the answer (SPEC §6.5), and it can still check and fix that draft.
     return await this.#synthesize(candidates, replies);
   }
 
@@ -580,7 +574,9 @@ class Turn {
 
   /** The answer's first delta is next: close progress with the recap so far. */
   #beginAnswer(): void {
-    const recap = this.#recap();
+    // The progress channel closes now, while the answering call still runs: its cost is not
+    // known yet, so this recap says "so far" (the log's closing recap has the final figures).
+    const recap = `${this.#recap()} so far · writing the answer`;
     this.#emit({ type: "progress", text: recap });
     this.#answerStarted = true;
   }

@@ -110,7 +110,7 @@ Deno.test("answer turn: synthesizer text streams live; recap closes progress bef
   assert.equal(beforeDelta.type, "progress");
   assert.match(
     (beforeDelta as { text: string }).text,
-    /^council: 3 agents \(claude, codex, gemini\) · \d+\.\ds · 4 calls · \$0\.0300$/,
+    /^council: 3 agents \(claude, codex, gemini\) · \d+\.\ds · 4 calls · \$0\.0300 so far · writing the answer$/,
   );
   assert.ok(
     log.events.slice(firstDelta).every((e) => e.type !== "progress"),
@@ -218,18 +218,22 @@ Deno.test("answer turn: failed children are left out; synth fallbacks skip agent
   );
 });
 
-Deno.test("answer turn: a single surviving candidate is returned without synthesis", async () => {
+Deno.test("answer turn: a single surviving candidate still goes through the synthesizer (§6.5)", async () => {
   const { runTurn, fake } = council(
     {},
     byAgent({
       "claude:child": { ok: false, error: "claude: exit 2" },
       "codex:child": { text: "BRAVO answer" },
       "gemini:child": { text: "   " },
+      "claude:synth": { text: "BRAVO, checked" },
     }),
   );
   const log = await collect(runTurn(testRequest(), new AbortController().signal));
-  assert.equal(fake.calls.filter((c) => c.role === "synth").length, 0);
-  assert.deepEqual(log.outcome, { kind: "answer", text: "BRAVO answer" });
+  const synth = fake.calls.filter((c) => c.role === "synth");
+  assert.equal(synth.length, 1);
+  assert.match(synth[0].prompt, /BRAVO answer/);
+  assert.deepEqual(log.outcome, { kind: "answer", text: "BRAVO, checked" });
+  assert.equal(log.deltas.join(""), "BRAVO, checked");
 });
 
 Deno.test("answer turn: every child failed → a normal answer naming each failure", async () => {
@@ -260,11 +264,12 @@ Deno.test("answer turn: a turn where some child answered is not flagged failed",
       "claude:child": { ok: false, error: "claude: exit 1: not logged in" },
       "codex:child": { text: "BRAVO" },
       "gemini:child": { ok: false, error: "gemini: exit 1" },
+      "claude:synth": { text: "BRAVO, synthesized" },
     }),
   );
   const log = await collect(runTurn(testRequest(), new AbortController().signal));
   assert.equal(log.failed, false);
-  assert.equal(log.outcome.kind === "answer" && log.outcome.text, "BRAVO");
+  assert.equal(log.outcome.kind === "answer" && log.outcome.text, "BRAVO, synthesized");
 });
 
 Deno.test("answer turn: interleaved child text goes to progress only, never into the answer", async () => {

@@ -144,5 +144,8 @@ Deno.test("progress: the decision, each finish line and the recap, in order", as
   assert.ok(p.includes("codex: failed after 0.5s — codex: exit 1: boom"));
   assert.ok(p.includes("gemini: done in 3.0s · 100 in / 50 out · ~$0.1000"));
   assert.ok(p.includes("claude synthesizes 2 anonymised candidates"));
-  assert.equal(p.at(-1), "council: 3 agents (claude, codex, gemini) · 0.0s · 4 calls · $0.1200");
+  assert.equal(
+    p.at(-1),
+    "council: 3 agents (claude, codex, gemini) · 0.0s · 4 calls · $0.1200 so far · writing the answer",
+  );
 });
