@@ -600,14 +600,19 @@ class Turn {
     const usage = this.#meter.usage(wallMs);
     if (this.#meter.calls > 0) {
       const recap = this.#recap();
-      this.#log.info("{recap}", { recap, ...usage, estimated: this.#meter.estimated });
+      this.#log.info("{recap}", {
+        recap,
+        ...usage,
+        usd: roundUsd(usage.usd),
+        estimated: this.#meter.estimated,
+      });
       if (!this.#answerStarted) this.#emit({ type: "progress", text: recap });
     }
     const sessionUsd = sessions.addSpend(key, usage.usd);
     const sessionTurns = sessions.peek(key)?.turns ?? 0;
     this.#log.info("session turns={turns} sessionUsd={sessionUsd}", {
       turns: sessionTurns,
-      sessionUsd,
+      sessionUsd: roundUsd(sessionUsd),
       session: key.slice(0, 12),
     });
     this.#done = true;
@@ -634,6 +639,11 @@ class Turn {
     }
     this.#emit({ type: "done", outcome, usage, ...(this.#failed ? { failed: true } : {}) });
   }
+}
+
+/** Dollars to a millionth of a cent at most, so log lines do not show float noise. */
+function roundUsd(usd: number): number {
+  return Math.round(usd * 1e8) / 1e8;
 }
 
 function childFailure(reply: ChildReply): Failure {
