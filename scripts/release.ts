@@ -1,7 +1,7 @@
 /**
  * Release builder: compiles `main.ts` into one self-contained binary per target with exactly the
- * permission flags of `deno task start`, packages each binary with README.md and LICENSE
- * (`.tar.gz` for unix, `.zip` for Windows) and writes `SHA256SUMS` over the archives.
+ * flags of `deno task start` (permissions and V8 tuning), packages each binary with README.md and
+ * LICENSE (`.tar.gz` for unix, `.zip` for Windows) and writes `SHA256SUMS` over the archives.
  *
  * Usage (from the repository root, normally via `deno task compile`):
  *   deno task compile [--dry-run] [--target T]... [--out-dir dist] [--skip-compile]
@@ -69,6 +69,11 @@ export function archiveName(target: Target): string {
 }
 
 const PERMISSION_FLAG = /^(-A|--allow-all|--(allow|deny)-[a-z-]+(=\S+)?)$/;
+/**
+ * Runtime flags `deno compile` bakes into the binary as `deno run` applies them: V8 tuning (the
+ * start task's memory saver mode keeps the gateway's RSS from growing by tens of MB under load).
+ */
+const RUNTIME_FLAG = /^--v8-flags=\S+$/;
 
 /** The pieces of a `deno run <flags> <entry> <args>` task string. */
 export interface RunTask {
@@ -79,8 +84,9 @@ export interface RunTask {
 
 /**
  * Parses a `deno run` task (the `start` task) into flags, entry point and arguments. Every flag
- * must be a permission flag: anything else would silently differ between `deno task start` and
- * the compiled binary, so it is refused here and must be decided on deliberately.
+ * must be a permission flag or `--v8-flags=…`, both of which the compiled binary carries too:
+ * anything else would silently differ between `deno task start` and the binary, so it is refused
+ * here and must be decided on deliberately.
  */
 export function parseRunTask(task: string): RunTask {
   const tokens = task.trim().split(/\s+/);
@@ -90,10 +96,10 @@ export function parseRunTask(task: string): RunTask {
   const entryIndex = tokens.findIndex((token, i) => i >= 2 && !token.startsWith("-"));
   if (entryIndex < 0) throw new Error(`no entry point in task: ${task}`);
   const flags = tokens.slice(2, entryIndex);
-  const foreign = flags.filter((flag) => !PERMISSION_FLAG.test(flag));
+  const foreign = flags.filter((flag) => !PERMISSION_FLAG.test(flag) && !RUNTIME_FLAG.test(flag));
   if (foreign.length > 0) {
     throw new Error(
-      `start task has non-permission flags ${foreign.join(" ")}; ` +
+      `start task has flags other than permissions and --v8-flags: ${foreign.join(" ")}; ` +
         "decide in scripts/release.ts whether the compiled binary needs them",
     );
   }
@@ -109,8 +115,8 @@ export async function readDenoJson(root = REPO_ROOT): Promise<DenoJson> {
   return JSON.parse(await Deno.readTextFile(join(root, "deno.json")));
 }
 
-/** The permission flags of `deno task start`: the single definition shared with the binary. */
-export function compilePermissionFlags(denoJson: DenoJson): string[] {
+/** The flags of `deno task start`: the single definition shared with the binary. */
+export function compileFlags(denoJson: DenoJson): string[] {
   const start = denoJson.tasks.start;
   if (!start) throw new Error('deno.json has no "start" task');
   const task = parseRunTask(start);
@@ -332,7 +338,7 @@ export async function main(argv: string[]): Promise<number> {
   const outDir = relativeToRoot(options["out-dir"]);
   const plan = releasePlan({
     targets,
-    flags: compilePermissionFlags(denoJson),
+    flags: compileFlags(denoJson),
     outDir,
     compile: !options["skip-compile"],
   });

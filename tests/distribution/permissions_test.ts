@@ -1,22 +1,17 @@
 /**
- * The compiled binary's permission set: derived from `deno task start`, identical to it, and
- * enough for the app (run through `deno run --no-prompt` with exactly those flags, since our
- * machines cannot build the binary itself). Also: the embedded version and the absence of
- * run-time reads beside the source tree, which a compiled binary would not have.
+ * The compiled binary's flags (permissions, V8 tuning): derived from `deno task start`, identical
+ * to it, and enough for the app (run through `deno run --no-prompt` with exactly those flags,
+ * since our machines cannot build the binary itself). Also: the embedded version and the absence
+ * of run-time reads beside the source tree, which a compiled binary would not have.
  */
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
-import {
-  compileArgs,
-  compilePermissionFlags,
-  INCLUDES,
-  parseRunTask,
-} from "../../scripts/release.ts";
+import { compileArgs, compileFlags, INCLUDES, parseRunTask } from "../../scripts/release.ts";
 import { VERSION } from "../../src/version.ts";
 import { REPO_ROOT, run, withTempDir } from "./helpers.ts";
 
 const denoJson = JSON.parse(await Deno.readTextFile(join(REPO_ROOT, "deno.json")));
-const FLAGS = compilePermissionFlags(denoJson);
+const FLAGS = compileFlags(denoJson);
 const PERMISSION_FAILURE =
   /NotCapable|PermissionDenied|Requires \w+ access|run again with the --allow-/;
 
@@ -29,7 +24,14 @@ Deno.test("compile flags are exactly the start task's flags, in order", () => {
   assert.deepEqual(beforeEntry, FLAGS, "compile carries flags the start task does not");
 });
 
-Deno.test("deno task dev runs with the start task's permission flags plus --watch", () => {
+Deno.test("the start task's V8 flags are compiled into the binary", () => {
+  const v8Flags = FLAGS.filter((flag) => flag.startsWith("--v8-flags="));
+  assert.equal(v8Flags.length, 1, `start task: ${denoJson.tasks.start}`);
+  const compile = compileArgs("x86_64-unknown-linux-gnu", FLAGS, "dist");
+  assert.ok(compile.includes(v8Flags[0]), `deno compile lacks ${v8Flags[0]}`);
+});
+
+Deno.test("deno task dev runs with the start task's flags plus --watch", () => {
   const dev = parseRunTask(String(denoJson.tasks.dev).replace(" --watch", ""));
   assert.ok(String(denoJson.tasks.dev).includes(" --watch "), "dev task lost --watch");
   assert.deepEqual(dev, parseRunTask(denoJson.tasks.start));

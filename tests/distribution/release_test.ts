@@ -88,13 +88,23 @@ Deno.test("compile --expect-version accepts the tag of deno.json's version and r
   assert.throws(() => checkVersion("1.2.3", { version: VERSION, tasks: {} }), /does not match/);
 });
 
-Deno.test("parseRunTask splits flags, entry and args and refuses non-permission flags", () => {
+Deno.test("parseRunTask splits flags, entry and args; only permission and V8 flags pass", () => {
   assert.deepEqual(parseRunTask("deno run --allow-net --allow-read=/tmp main.ts serve --x"), {
     flags: ["--allow-net", "--allow-read=/tmp"],
     entry: "main.ts",
     args: ["serve", "--x"],
   });
+  assert.deepEqual(
+    parseRunTask("deno run --v8-flags=--memory-saver-mode,--max-semi-space-size=2 -A main.ts"),
+    {
+      flags: ["--v8-flags=--memory-saver-mode,--max-semi-space-size=2", "-A"],
+      entry: "main.ts",
+      args: [],
+    },
+  );
   assert.throws(() => parseRunTask("deno run --watch --allow-net main.ts"), /--watch/);
+  assert.throws(() => parseRunTask("deno run --v8-flags --allow-net main.ts"), /--v8-flags/);
+  assert.throws(() => parseRunTask("deno run --inspect --allow-net main.ts"), /--inspect/);
   assert.throws(() => parseRunTask("deno test --allow-net"), /deno run/);
   assert.throws(() => parseRunTask("deno run --allow-net"), /no entry point/);
 });
