@@ -240,6 +240,8 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
   const groupSpawn = options.groupSpawn ?? chooseGroupSpawn();
 
   async function run(agent: AgentConfig, prompt: string, opts: RunOptions): Promise<AgentResult> {
+    // Records of one child carry the turn id, for the `[turn <id>]` prefix (SPEC §1.2).
+    const log = opts.turnId ? logger.with({ turn: opts.turnId }) : logger;
     const startedAt = clock.now();
     const model = opts.model ?? agent.model;
     const output = new RunOutput(maxTextChars);
@@ -247,7 +249,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
       try {
         opts.onEvent?.(event);
       } catch (err) {
-        logger.warn("{agent}: event handler failed: {error}", {
+        log.warn("{agent}: event handler failed: {error}", {
           agent: agent.name,
           error: String(err),
         });
@@ -268,9 +270,10 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
         usage: settleUsage(output, prompt.length, model, prices),
         ...(output.truncated || exit.droppedLines > 0 ? { truncated: true } : {}),
       };
+      // Failures reach warn through the caller (the council), which says what it does next.
       if (result.ok) {
-        logger.debug("{agent} finished in {ms} ms", { agent: agent.name, ms: result.durationMs });
-      } else logger.warn("{error}", { error: result.error });
+        log.debug("{agent} finished in {ms} ms", { agent: agent.name, ms: result.durationMs });
+      } else log.debug("{error}", { error: result.error });
       emit({ type: "finished", agent: agent.name, result });
       return result;
     };
@@ -388,7 +391,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
         try {
           parsed = parse(piece);
         } catch (err) {
-          logger.debug("{agent}: parser failed: {error}", {
+          log.debug("{agent}: parser failed: {error}", {
             agent: agent.name,
             error: String(err),
           });
@@ -397,7 +400,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
         absorb(parsed);
       };
 
-      logger.debug("{agent}: spawning {command} {args} in {cwd}", {
+      log.debug("{agent}: spawning {command} {args} in {cwd}", {
         agent: agent.name,
         command,
         args: args.join(" "),
@@ -411,7 +414,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
         stdin: prompt,
         stdout: adapter.stdout === "text" ? "text" : "lines",
         onStdout,
-        onStderrLine: (line) => logger.debug("{agent} stderr: {line}", { agent: agent.name, line }),
+        onStderrLine: (line) => log.debug("{agent} stderr: {line}", { agent: agent.name, line }),
         onSpawn: (pid) => emit({ type: "started", agent: agent.name, model, pid }),
         timeoutMs: agent.timeoutMs,
         signal: opts.signal,
@@ -427,7 +430,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
     } finally {
       if (tempDir) {
         await Deno.remove(tempDir, { recursive: true }).catch((err) =>
-          logger.warn("cannot remove {dir}: {error}", { dir: tempDir, error: String(err) })
+          log.warn("cannot remove {dir}: {error}", { dir: tempDir, error: String(err) })
         );
       }
     }
@@ -439,7 +442,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
     } catch (err) {
       // A bug here must not take the turn down: it becomes this child's failure.
       const error = `${agent.name}: internal error: ${oneLine(String(err), 300)}`;
-      logger.error("{error}", { error });
+      (opts.turnId ? logger.with({ turn: opts.turnId }) : logger).error("{error}", { error });
       const result: AgentResult = {
         agent: agent.name,
         model: opts.model ?? agent.model,

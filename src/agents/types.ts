@@ -58,6 +58,8 @@ export interface RunOptions {
   model?: string;
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
+  /** The turn this run belongs to: its log records carry it (`[turn <id>]`). */
+  turnId?: string;
   /**
    * Provider credentials of the host request, forwarded only when `passApiKeys` is on
    * (e.g. { ANTHROPIC_API_KEY: "…" }).

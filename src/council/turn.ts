@@ -524,6 +524,7 @@ class Turn {
         cwd: this.#request.cwd,
         model: options.model,
         signal: this.#signal,
+        turnId: this.#request.id,
         hostCredentials: config.passApiKeys ? this.#request.hostCredentials : undefined,
         onEvent: (event) => {
           tracker.onEvent(event);

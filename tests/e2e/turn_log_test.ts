@@ -12,6 +12,7 @@ async function oneTurn(json: boolean) {
   const synth = { match: "=== Candidate A ===", reply: "final" };
   const gateway = await spawnGateway(dir, {
     fanOutPolicy: "always",
+    logLevel: "debug",
     logJson: json,
     defaultAgents: [
       fakeAgent("claude", { reply: "draft one", rules: [synth], costUsd: 0.01 }),
@@ -52,6 +53,9 @@ Deno.test("turn log (text): [turn] prefix on the recap and on the cumulative ses
   assert.equal(spend.length, 2, lines.join("\n"));
   assert.ok(spend[0] >= 0.02, `two claude calls at $0.01 each: ${spend[0]}`);
   assert.ok(spend[1] > spend[0], `sessionUsd is cumulative: ${spend.join(" → ")}`);
+  // The agents layer's records carry the turn id too.
+  assert.ok(lines.some((l) => / DEBUG +\[turn \w+\] fake-claude: spawning /.test(l)), "spawn line");
+  assert.ok(!lines.some((l) => /fake-claude: spawning /.test(l) && !l.includes("[turn ")));
 });
 
 Deno.test("turn log (JSON): the same records as JSON lines carrying the turn id", async () => {
