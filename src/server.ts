@@ -6,7 +6,7 @@ import { type Context, Hono } from "hono";
 import type { Logger } from "@logtape/logtape";
 import { bindPolicyProblem, createTokenCheck } from "./auth.ts";
 import { type Clock, systemClock, type TimerId } from "./clock.ts";
-import { type Config, ConfigError } from "./config.ts";
+import { type Config, ConfigError, isHttpRunner } from "./config.ts";
 import { moduleLogger } from "./log.ts";
 import {
   type HostRule,
@@ -22,6 +22,7 @@ import type { ProtocolHandler } from "./protocol/handler.ts";
 import { createMessagesHandler } from "./protocol/messages/handler.ts";
 import { createResponsesHandler } from "./protocol/responses/handler.ts";
 import { createAgentRunner, DEFAULT_KILL_GRACE_MS } from "./agents/run.ts";
+import { describeGroupSpawn, machineGroupSpawn } from "./agents/process.ts";
 import { COUNCIL_DEPTH_HEADER } from "./agents/env.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
@@ -393,6 +394,14 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     );
   }
   if (config.configPath) log.debug("config file {path}", { path: config.configPath });
+  if (!options.runAgent && config.defaultAgents.some((agent) => !isHttpRunner(agent.runner))) {
+    // Decided now rather than on the first turn, which would otherwise wait for it.
+    void machineGroupSpawn().then((choice) =>
+      log.debug("children get their process group through {how}", {
+        how: describeGroupSpawn(choice),
+      })
+    );
+  }
 
   let phase: "running" | "draining" | "aborting" = "running";
   const timers: TimerId[] = [];

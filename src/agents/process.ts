@@ -5,17 +5,28 @@
  */
 import { isAbsolute, join } from "node:path";
 import type { Clock } from "../clock.ts";
+import {
+  HELPER_EXEC_FAILED_CODE,
+  helperDirectory,
+  helperExecErrno,
+  installSpawnHelper,
+} from "./spawn_helper.ts";
 
 /**
  * How a child gets its own process group (pgid = pid), so its whole tree can be signalled.
- * `setsid`: run `setsid <executable> <args…>` as an ordinary child. Deno spawns that with
- * posix_spawn, about 0.2 ms on the gateway's thread; setsid(1) is not a group leader there, so it
- * calls setsid(2) and execs the executable in place (no fork: the pid stays the child's).
+ * `helper`: run `<spawn helper> <executable> <args…>` (spawn_helper.ts): a static program that
+ * calls setsid(2) and execs the executable in place; Deno spawns it with posix_spawn, and it adds
+ * nothing measurable to the child's start. `fallback` is used when the helper file has gone.
+ * `setsid`: the same with setsid(1), whose dynamic loading adds about 0.8 ms to each child's
+ * start; setsid(1) is not a group leader there, so it calls setsid(2) and execs in place too.
  * `detached`: Deno's `detached: true`, whose pre-exec hook makes Deno fork the whole gateway
- * (1–4 ms per child on the gateway's thread, growing with its memory): the fallback where
- * setsid(1) is missing (macOS, Windows).
+ * (1–4 ms per child on the gateway's thread, growing with its memory): the last resort, where
+ * neither is available (macOS, Windows).
  */
-export type GroupSpawn = { via: "setsid"; setsid: string } | { via: "detached" };
+export type GroupSpawn =
+  | { via: "helper"; helper: string; fallback: GroupSpawn }
+  | { via: "setsid"; setsid: string }
+  | { via: "detached" };
 
 /** Where setsid(1) is looked for when PATH does not have it (or cannot be read). */
 const SETSID_PLACES = ["/usr/bin/setsid", "/bin/setsid"];
@@ -34,6 +45,68 @@ export function chooseGroupSpawn(
   const dirs = (path ?? "").split(":").filter((dir) => dir.startsWith("/"));
   const setsid = [...dirs.map((dir) => join(dir, "setsid")), ...places].find(isExecutableFile);
   return setsid ? { via: "setsid", setsid } : { via: "detached" };
+}
+
+/** The machine's group spawn, and why the spawn helper is not used when it is not. */
+export interface MachineGroupSpawn {
+  spawn: GroupSpawn;
+  helperProblem?: string;
+}
+
+let machineChoice: Promise<MachineGroupSpawn> | undefined;
+
+/**
+ * The group spawn for this machine, decided once per process: the spawn helper where it can be
+ * installed (Linux x86_64; in the user's cache directory, else a temporary one removed at exit),
+ * else `chooseGroupSpawn()`.
+ */
+export function machineGroupSpawn(): Promise<MachineGroupSpawn> {
+  return machineChoice ??= (async (): Promise<MachineGroupSpawn> => {
+    const fallback = chooseGroupSpawn();
+    if (Deno.build.os !== "linux" || Deno.build.arch !== "x86_64") {
+      return {
+        spawn: fallback,
+        helperProblem: `not available on ${Deno.build.os} ${Deno.build.arch}`,
+      };
+    }
+    let directory = helperDirectory(readEnv);
+    if (directory === undefined) {
+      directory = await Deno.makeTempDir({ prefix: "council-gateway-" }).catch(() => undefined);
+      if (directory === undefined) {
+        return { spawn: fallback, helperProblem: "no cache or temporary directory to keep it in" };
+      }
+      const dir = directory;
+      globalThis.addEventListener("unload", () => {
+        try {
+          Deno.removeSync(dir, { recursive: true });
+        } catch { /* already gone */ }
+      });
+    }
+    const installed = await installSpawnHelper({ directory });
+    if ("error" in installed) return { spawn: fallback, helperProblem: installed.error };
+    return { spawn: { via: "helper", helper: installed.path, fallback } };
+  })();
+}
+
+/** One line on how children get their process group, for logs and `doctor`. */
+export function describeGroupSpawn({ spawn, helperProblem }: MachineGroupSpawn): string {
+  const why = helperProblem ? ` (spawn helper not used: ${helperProblem})` : "";
+  switch (spawn.via) {
+    case "helper":
+      return `the spawn helper ${spawn.helper}`;
+    case "setsid":
+      return `setsid(1) at ${spawn.setsid}${why}`;
+    case "detached":
+      return `Deno's detached spawn${why}`;
+  }
+}
+
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
 }
 
 function readPath(): string | undefined {
@@ -191,8 +264,8 @@ async function terminateGroup(
 ): Promise<void> {
   const pid = child.pid;
   if (!signalGroup(pid, "SIGTERM")) {
-    // No group to signal: gone, a platform without process groups, or setsid(1) not yet past
-    // setsid(2) (the first moments after spawn). End the child itself, then the group it may
+    // No group to signal: gone, a platform without process groups, or the helper or setsid(1)
+    // not yet past setsid(2) (the first moments after spawn). End the child itself, then the group it may
     // have formed meanwhile (its pid cannot be reused before we reap it).
     if (!exited()) {
       try {
@@ -321,9 +394,17 @@ export function resolveExecutable(
   return undefined;
 }
 
-/** What to spawn: setsid(1) in front of the resolved executable, or the command detached. */
-function spawnPlan(request: SpawnRequest): { program: string; args: string[]; detached: boolean } {
-  if (request.groupSpawn.via === "setsid") {
+interface SpawnPlan {
+  program: string;
+  args: string[];
+  detached: boolean;
+  /** The executable behind the helper or setsid(1), whose exec failure they report. */
+  wrapped?: { executable: string; by: "helper" | "setsid" };
+}
+
+/** What to spawn: the helper or setsid(1) in front of the resolved executable, or detached. */
+function spawnPlan(request: SpawnRequest, groupSpawn = request.groupSpawn): SpawnPlan {
+  if (groupSpawn.via !== "detached") {
     const executable = resolveExecutable(
       request.command,
       request.cwd,
@@ -331,9 +412,10 @@ function spawnPlan(request: SpawnRequest): { program: string; args: string[]; de
     );
     if (executable) {
       return {
-        program: request.groupSpawn.setsid,
+        program: groupSpawn.via === "helper" ? groupSpawn.helper : groupSpawn.setsid,
         args: [executable, ...request.args],
         detached: false,
+        wrapped: { executable, by: groupSpawn.via },
       };
     }
   }
@@ -341,20 +423,41 @@ function spawnPlan(request: SpawnRequest): { program: string; args: string[]; de
   return { program: request.command, args: request.args, detached: true };
 }
 
+/** What the helper's errno means, in the words Deno's spawn errors use. */
+const EXEC_ERRNO_TEXT: Record<number, string> = {
+  1: "operation not permitted",
+  7: "argument list too long",
+  8: "exec format error",
+  13: "permission denied",
+  26: "text file busy",
+  40: "too many levels of symbolic links",
+};
+
 /**
- * setsid(1)'s own failure to exec the executable (exit 126/127 with its message as the only
- * stderr line), as the spawn error Deno would have given; undefined for any other exit.
+ * The wrapper's own failure to exec the executable (the helper's or setsid(1)'s, exit 126/127
+ * with its message as the only stderr line), as the spawn error Deno would have given;
+ * undefined for any other exit.
  */
-function setsidExecError(
+function wrapperExecError(
   request: SpawnRequest,
-  executable: string,
+  wrapped: NonNullable<SpawnPlan["wrapped"]>,
   exitCode: number,
   stderr: string[],
 ): string | undefined {
-  if ((exitCode !== 126 && exitCode !== 127) || stderr.length !== 1) return undefined;
-  const prefix = `setsid: failed to execute ${executable}: `;
+  if (stderr.length !== 1) return undefined;
+  if (wrapped.by === "helper") {
+    const errno = exitCode === HELPER_EXEC_FAILED_CODE
+      ? helperExecErrno(stderr[0], wrapped.executable)
+      : undefined;
+    if (errno === undefined) return undefined;
+    // The file exists and is executable (checked before spawning): a missing file is its #! line's.
+    if (errno === 2) return `cannot start ${request.command}: its interpreter was not found`;
+    const text = EXEC_ERRNO_TEXT[errno] ?? `execve failed (errno ${errno})`;
+    return `cannot execute ${request.command}: ${text}`;
+  }
+  if (exitCode !== 126 && exitCode !== 127) return undefined;
+  const prefix = `setsid: failed to execute ${wrapped.executable}: `;
   if (!stderr[0].startsWith(prefix)) return undefined;
-  // The file exists and is executable (checked before spawning): a missing file is its #! line's.
   if (exitCode === 127) return `cannot start ${request.command}: its interpreter was not found`;
   return `cannot execute ${request.command}: ${stderr[0].slice(prefix.length).toLowerCase()}`;
 }
@@ -376,6 +479,19 @@ function exists(path: string): boolean {
   }
 }
 
+function spawnProcess(plan: SpawnPlan, request: SpawnRequest): Deno.ChildProcess {
+  return new Deno.Command(plan.program, {
+    args: plan.args,
+    cwd: request.cwd,
+    env: request.env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    detached: plan.detached,
+  }).spawn();
+}
+
 /** Runs one child to its end. Never throws. */
 export async function runChild(request: SpawnRequest): Promise<ChildExit> {
   const exit: ChildExit = {
@@ -393,19 +509,19 @@ export async function runChild(request: SpawnRequest): Promise<ChildExit> {
   }
 
   // Own process group (pgid = pid), so the whole tree can be signalled at once.
-  const plan = spawnPlan(request);
+  let plan = spawnPlan(request);
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(plan.program, {
-      args: plan.args,
-      cwd: request.cwd,
-      env: request.env,
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      detached: plan.detached,
-    }).spawn();
+    try {
+      child = spawnProcess(plan, request);
+    } catch (err) {
+      // The helper file removed under a running gateway (a cache clean-up): go without it.
+      const groupSpawn = request.groupSpawn;
+      if (groupSpawn.via !== "helper" || !(err instanceof Deno.errors.NotFound)) throw err;
+      if (exists(groupSpawn.helper)) throw err;
+      plan = spawnPlan(request, groupSpawn.fallback);
+      child = spawnProcess(plan, request);
+    }
   } catch (err) {
     exit.spawnError = describeSpawnError(err, request);
     return exit;
@@ -471,8 +587,8 @@ export async function runChild(request: SpawnRequest): Promise<ChildExit> {
 
   exit.exitCode = status.code;
   exit.signal = status.signal;
-  if (!plan.detached) {
-    exit.spawnError = setsidExecError(request, plan.args[0], status.code, exit.stderrTail);
+  if (plan.wrapped) {
+    exit.spawnError = wrapperExecError(request, plan.wrapped, status.code, exit.stderrTail);
   }
   exit.droppedLines = stdoutLines.overflowed;
   return exit;

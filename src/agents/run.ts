@@ -18,7 +18,7 @@ import type {
 import { ADAPTERS, HTTP_ADAPTERS } from "./adapters.ts";
 import { childEnv, pointsAtSelf } from "./env.ts";
 import { costOf, estimateTokens, findPrice, mergePricing } from "./cost.ts";
-import { type ChildExit, chooseGroupSpawn, type GroupSpawn, runChild } from "./process.ts";
+import { type ChildExit, type GroupSpawn, machineGroupSpawn, runChild } from "./process.ts";
 import { oneLine } from "./activity.ts";
 import {
   apiKeyEnvOf,
@@ -63,7 +63,7 @@ export interface AgentRunnerOptions {
   maxRetryWaitMs?: number;
   /** HTTP runners: how requests travel (default: by `transportFor`, see transport.ts). */
   transport?: Transport;
-  /** How CLI children get their own process group (default: `chooseGroupSpawn()`, once). */
+  /** How CLI children get their own process group (default: `machineGroupSpawn()`). */
   groupSpawn?: GroupSpawn;
 }
 
@@ -237,7 +237,6 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
   const isRoot = options.isRoot ?? runningAsRoot();
   const sleep = options.sleep ?? clockSleep(clock);
   const maxRetryWaitMs = options.maxRetryWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
-  const groupSpawn = options.groupSpawn ?? chooseGroupSpawn();
 
   async function run(agent: AgentConfig, prompt: string, opts: RunOptions): Promise<AgentResult> {
     // Records of one child carry the turn id, for the `[turn <id>]` prefix (SPEC §1.2).
@@ -421,7 +420,7 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
         clock,
         killGraceMs,
         maxLineBytes,
-        groupSpawn,
+        groupSpawn: options.groupSpawn ?? (await machineGroupSpawn()).spawn,
       });
       return finish(
         exit,

@@ -15,6 +15,7 @@ import { urlHost } from "../server.ts";
 import { HTTP_ADAPTERS } from "../agents/adapters.ts";
 import { apiKeyEnvOf, baseUrlOf, probeModels } from "../agents/http.ts";
 import { judgeAgent } from "../council/plan.ts";
+import { describeGroupSpawn, machineGroupSpawn } from "../agents/process.ts";
 
 /** How long a `--version` may take before it counts as broken. */
 export const VERSION_TIMEOUT_MS = 5000;
@@ -236,6 +237,11 @@ export async function runDoctor(
     problems.push(
       "no agents: configure defaultAgents or install the claude, codex or gemini CLI",
     );
+  }
+
+  if (config.defaultAgents.some((agent) => !isHttpRunner(agent.runner))) {
+    // Informational: every way works; the helper is the fastest.
+    checks.push(["process groups", describeGroupSpawn(await machineGroupSpawn()), "ok"]);
   }
 
   const agentRows: string[][] = [["AGENT", "RUNNER", "MODEL", "EXECUTABLE", "VERSION", "STATUS"]];

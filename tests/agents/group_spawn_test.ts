@@ -1,19 +1,31 @@
 /**
- * The two ways a child gets its own process group — setsid(1) in front of it (Linux) and Deno's
- * `detached` (elsewhere) — behave the same: pid = pgid = the executable's own pid, the group is
- * ended with its grandchildren, executables resolve as Deno resolves them, and a child that
- * cannot start gets the same clear error.
+ * The three ways a child gets its own process group — the spawn helper or setsid(1) in front of
+ * it (Linux) and Deno's `detached` (elsewhere) — behave the same: pid = pgid = the executable's
+ * own pid, the group is ended with its grandchildren, executables resolve as Deno resolves them,
+ * and a child that cannot start gets the same clear error.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { chooseGroupSpawn, type GroupSpawn } from "../../src/agents/process.ts";
+import { chooseGroupSpawn, type GroupSpawn, machineGroupSpawn } from "../../src/agents/process.ts";
+import { installSpawnHelper } from "../../src/agents/spawn_helper.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { cleanBaseEnv, EventLog, isGone, readPids, tempDir, testRunner } from "./support.ts";
 
 const onLinux = Deno.build.os === "linux";
-const machine = chooseGroupSpawn();
-/** The machine's choice, and the detached fallback when that is not it. */
-const MODES: GroupSpawn[] = machine.via === "setsid" ? [machine, { via: "detached" }] : [machine];
+const helperHere = onLinux && Deno.build.arch === "x86_64";
+const setsid = chooseGroupSpawn();
+/** A helper of this test file's own (the machine's lives in the user's cache directory). */
+const helperDir = await Deno.makeTempDir({ prefix: "council-test-helper-" });
+globalThis.addEventListener("unload", () => Deno.removeSync(helperDir, { recursive: true }));
+const installed = helperHere ? await installSpawnHelper({ directory: helperDir }) : undefined;
+/** Every way this machine has: the helper, setsid(1), and the detached fallback. */
+const MODES: GroupSpawn[] = [
+  ...(installed && "path" in installed
+    ? [{ via: "helper" as const, helper: installed.path, fallback: setsid }]
+    : []),
+  ...(setsid.via === "setsid" ? [setsid] : []),
+  { via: "detached" },
+];
 
 async function writeScript(path: string, body: string, mode = 0o755): Promise<string> {
   await Deno.writeTextFile(path, body);
@@ -45,10 +57,38 @@ Deno.test("chooseGroupSpawn: setsid on Linux from PATH, else its usual places, e
 });
 
 Deno.test({
-  name: "this Linux machine spawns through setsid(1)",
+  name: "this Linux machine has setsid(1), and spawns through the helper on x86_64",
   ignore: !onLinux,
-  fn() {
-    assert.equal(machine.via, "setsid", "setsid(1) (util-linux) is missing on this machine");
+  async fn() {
+    assert.equal(setsid.via, "setsid", "setsid(1) (util-linux) is missing on this machine");
+    const { spawn, helperProblem } = await machineGroupSpawn();
+    if (helperHere) {
+      assert.equal(helperProblem, undefined);
+      assert.equal(spawn.via, "helper");
+      assert.ok(installed && "path" in installed, JSON.stringify(installed));
+    } else assert.deepEqual(spawn, setsid);
+  },
+});
+
+Deno.test({
+  name: "helper: a helper file removed under a running gateway falls back, the child still runs",
+  ignore: !helperHere,
+  async fn() {
+    await using dirScope = await tempDir();
+    const result = await installSpawnHelper({ directory: dirScope.path });
+    assert.ok("path" in result, JSON.stringify(result));
+    await Deno.remove(result.path);
+    const events = new EventLog();
+    const agent = fakeAgent("command", {}, { command: "sh", args: ["-c", "cat /proc/$$/stat"] });
+    const groupSpawn: GroupSpawn = { via: "helper", helper: result.path, fallback: setsid };
+    const run = await testRunner({ groupSpawn })(agent, "hi", {
+      role: "child",
+      onEvent: events.onEvent,
+    });
+    assert.equal(run.ok, true, run.error);
+    const stat = run.text;
+    const [_state, _ppid, pgid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    assert.equal(Number(pgid), events.pid, "still its own group (through the fallback)");
   },
 });
 
@@ -192,12 +232,48 @@ for (const groupSpawn of MODES) {
   });
 
   Deno.test(`${via}: a child's own exit 127 stays an exit code`, async () => {
-    const agent = fakeAgent("command", {}, {
-      command: "sh",
-      args: ["-c", "echo 'setsid: failed to execute /elsewhere: No such file' >&2; exit 127"],
-    });
-    const result = await testRunner({ groupSpawn })(agent, "hi", { role: "child" });
-    assert.equal(result.exitCode, 127);
-    assert.match(result.error ?? "", /^fake-command: exit code 127: setsid: failed to execute/);
+    for (
+      const line of [
+        "setsid: failed to execute /elsewhere: No such file",
+        "council-gateway spawn helper: cannot execute /elsewhere: errno 2",
+      ]
+    ) {
+      const agent = fakeAgent("command", {}, {
+        command: "sh",
+        args: ["-c", `echo '${line}' >&2; exit 127`],
+      });
+      const result = await testRunner({ groupSpawn })(agent, "hi", { role: "child" });
+      assert.equal(result.exitCode, 127);
+      assert.equal(result.error, `fake-command: exit code 127: ${line}`);
+    }
   });
 }
+
+Deno.test("doctor: names how CLI children get their process group; not for HTTP-only councils", async () => {
+  const { runDoctor } = await import("../../src/cli/doctor.ts");
+  const { nameAgents, parseConfigObject } = await import("../../src/config.ts");
+  const configOf = (agents: Record<string, unknown>[]) => {
+    const parsed = parseConfigObject({ port: 0, defaultAgents: agents });
+    const named = nameAgents(parsed.defaultAgents ?? []);
+    return { ...parsed, configPath: null, defaultAgents: named, councilSize: named.length };
+  };
+  const env = () => undefined;
+  const cli = await runDoctor(
+    configOf([{ runner: "command", model: "m", command: "/bin/true" }]),
+    env,
+  );
+  const line = cli.text.split("\n").find((l) => l.startsWith("process groups"));
+  const { spawn } = await machineGroupSpawn();
+  const expected = spawn.via === "helper"
+    ? `the spawn helper ${spawn.helper}`
+    : spawn.via === "setsid"
+    ? `setsid(1) at ${spawn.setsid}`
+    : "Deno's detached spawn";
+  assert.ok(line?.includes(expected), `${expected} not in:\n${cli.text}`);
+  const http = await runDoctor(
+    configOf([{ runner: "openai", model: "m", baseUrl: "http://127.0.0.1:9" }]),
+    env,
+    200,
+  );
+  assert.doesNotMatch(http.text, /process groups/);
+});
