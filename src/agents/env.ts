@@ -100,8 +100,17 @@ function withDepthHeader(existing: string | undefined): string {
   return `${existing.replace(/\n+$/, "")}\n${line}`;
 }
 
-/** Builds a child's environment (pure: the caller supplies the base). */
-export function childEnv(options: ChildEnvOptions): Record<string, string> {
+/** The options the gateway's own variables are scrubbed by (the same for every child). */
+export type ScrubOptions = Pick<
+  ChildEnvOptions,
+  "base" | "passApiKeys" | "selfOrigins" | "withheld"
+>;
+
+/**
+ * The gateway's variables a child may see: no SVC_*, no host markers, no gateway token under
+ * any name, no credentials unless `passApiKeys`, no URL that reaches the gateway (pure).
+ */
+export function scrubBaseEnv(options: ScrubOptions): Record<string, string> {
   const credentials = new Set(CREDENTIAL_VARIABLES);
   const dropped = new Set([...HOST_MARKER_VARIABLES, ...GATEWAY_TOKEN_VARIABLES]);
   const withheld = new Set(options.withheld?.filter((value) => value !== ""));
@@ -114,6 +123,21 @@ export function childEnv(options: ChildEnvOptions): Record<string, string> {
     if (pointsAtSelf(name, value, options.selfOrigins)) continue;
     env[name] = value;
   }
+  return env;
+}
+
+/** Builds a child's environment (pure: the caller supplies the base). */
+export function childEnv(options: ChildEnvOptions): Record<string, string> {
+  return childEnvFrom(scrubBaseEnv(options), options);
+}
+
+/** A child's environment from an already scrubbed base (`scrubBaseEnv` of the same options). */
+export function childEnvFrom(
+  scrubbed: Readonly<Record<string, string>>,
+  options: Omit<ChildEnvOptions, "base" | "selfOrigins">,
+): Record<string, string> {
+  const withheld = new Set(options.withheld?.filter((value) => value !== ""));
+  const env: Record<string, string> = { ...scrubbed };
   Object.assign(env, options.adapterEnv);
   if (options.passApiKeys) {
     for (const [name, value] of Object.entries(options.hostCredentials ?? {})) {

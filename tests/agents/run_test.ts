@@ -295,3 +295,25 @@ Deno.test("run: rules pick the reply by prompt, so a council can be scripted", a
   const broken = await runner(agent, "break it", { role: "child" });
   assert.equal(broken.error, "fake-claude: exit code 1: scripted failure");
 });
+
+Deno.test("run: the scrubbed environment follows the gateway's origins once they are known", async () => {
+  // The runner scrubs the gateway's variables once, but again when its origins change (the
+  // port is known only after listening): a URL that now reaches the gateway must not pass.
+  let origins: string[] = [];
+  const agent = fakeAgent("claude", { modes: ["dump-env"] });
+  const runner = testRunner({ baseEnv: HOST_ENV, selfOrigins: () => origins });
+  const run = async () => {
+    const result = await runner(agent, "hi", { role: "child" });
+    assert.equal(result.ok, true, result.error);
+    return JSON.parse(result.text) as Record<string, string>;
+  };
+  const before = await run();
+  assert.equal(before.GOOGLE_GEMINI_BASE_URL, HOST_ENV.GOOGLE_GEMINI_BASE_URL);
+  assert.equal(before.ANTHROPIC_BASE_URL, HOST_ENV.ANTHROPIC_BASE_URL, "not yet the gateway's");
+  origins = ["http://127.0.0.1:6767"];
+  const after = await run();
+  assert.equal(after.ANTHROPIC_BASE_URL, undefined);
+  assert.equal(after.OPENAI_BASE_URL, undefined);
+  assert.equal(after.GOOGLE_GEMINI_BASE_URL, HOST_ENV.GOOGLE_GEMINI_BASE_URL);
+  assert.equal(after.KEEP_ME, "kept");
+});
