@@ -1,11 +1,11 @@
 /**
- * The spawn helper: a 370-byte static Linux x86_64 program that calls setsid(2) and execs its
+ * The spawn helper: a 369-byte static Linux x86_64 program that calls setsid(2) and execs its
  * arguments, so a child leads its own process group without an extra dynamically linked exec
  * (setsid(1) costs about 0.8 ms per child, on every turn's critical path) and without Deno's
  * `detached`, which forks the whole gateway. Installed once per machine into the user's cache
  * directory, content-checked and self-tested at start-up.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** What the helper writes to stderr when it cannot exec: prefix, executable, separator, errno. */
 const HELPER_PREFIX = "council-gateway spawn helper: cannot execute ";
@@ -147,11 +147,40 @@ async function helperFileName(image: Uint8Array): Promise<string> {
   }`;
 }
 
-/** Whether `path` is a regular file (not a link) holding exactly `image`, executable by us. */
+function ownUid(): number | null {
+  try {
+    return Deno.uid();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Why `directory` is no place for a program we run: not a real directory of ours, or writable by
+ * others (who could then swap the file between our check and a spawn). Undefined when it is fine.
+ */
+function unsafeDirectory(directory: string): string | undefined {
+  const info = Deno.lstatSync(directory);
+  if (!info.isDirectory) return `${directory} is not a directory`;
+  if (info.uid !== ownUid()) return `${directory} is owned by someone else`;
+  if (info.mode === null || (info.mode & 0o022) !== 0) {
+    return `${directory} is writable by others`;
+  }
+  // Others who may write the parent could rename this directory away and put theirs in its
+  // place, unless the parent is sticky (as /tmp is).
+  const parent = Deno.statSync(dirname(directory));
+  if (parent.mode === null || ((parent.mode & 0o022) !== 0 && (parent.mode & 0o1000) === 0)) {
+    return `${dirname(directory)} is writable by others`;
+  }
+  return undefined;
+}
+
+/** Whether `path` is a regular file of ours (not a link) holding exactly `image`, executable. */
 function holdsImage(path: string, image: Uint8Array): boolean {
   try {
     const info = Deno.lstatSync(path);
     if (!info.isFile || info.mode === null || (info.mode & 0o100) === 0) return false;
+    if (info.uid !== ownUid()) return false;
     // Writable by others: someone else could swap what we run.
     if ((info.mode & 0o022) !== 0) return false;
     const bytes = Deno.readFileSync(path);
@@ -210,8 +239,10 @@ export async function installSpawnHelper(
   const image = spawnHelperImage();
   const path = join(directory, await helperFileName(image));
   try {
+    await Deno.mkdir(directory, { recursive: true, mode: 0o700 });
+    const unsafe = unsafeDirectory(directory);
+    if (unsafe) return { error: unsafe };
     if (!holdsImage(path, image)) {
-      await Deno.mkdir(directory, { recursive: true, mode: 0o700 });
       await writeImage(path, image);
       if (!holdsImage(path, image)) return { error: `${path} does not hold the helper` };
     }

@@ -125,10 +125,35 @@ Deno.test({
     assert.equal(await install(dir.path), helper);
     assert.equal(Deno.statSync(helper).mode! & 0o777, 0o700);
 
+    // A link is never what runs, even to an exact copy (which another user could later change).
+    const copy = join(dir.path, "copy");
+    Deno.writeFileSync(copy, spawnHelperImage(), { mode: 0o700 });
     Deno.removeSync(helper);
-    Deno.symlinkSync("/bin/true", helper);
+    Deno.symlinkSync(copy, helper);
     assert.equal(await install(dir.path), helper);
-    assert.equal(Deno.lstatSync(helper).isFile, true, "a link is never what runs");
+    assert.equal(Deno.lstatSync(helper).isFile, true, "replaced by a file of its own");
+  },
+});
+
+Deno.test({
+  name: "installSpawnHelper: refuses a directory others may write, or whose parent they may",
+  ignore: !helperHere,
+  async fn() {
+    await using dir = await tempDir();
+    const open = join(dir.path, "open");
+    Deno.mkdirSync(open);
+    Deno.chmodSync(open, 0o777);
+    assert.deepEqual(await installSpawnHelper({ directory: open }), {
+      error: `${open} is writable by others`,
+    });
+    const inOpen = join(open, "council-gateway");
+    assert.deepEqual(await installSpawnHelper({ directory: inOpen }), {
+      error: `${open} is writable by others`,
+    });
+    Deno.chmodSync(open, 0o1777); // sticky, like /tmp: others cannot rename what is ours
+    const sticky = await installSpawnHelper({ directory: inOpen });
+    assert.ok("path" in sticky, JSON.stringify(sticky));
+    assert.equal(Deno.statSync(inOpen).mode! & 0o777, 0o700);
   },
 });
 
@@ -151,7 +176,7 @@ Deno.test({
     await using dir = await tempDir();
     const helper = await install(dir.path);
     const script = 'read -r line; printf "%s|" "$0" "$@" "$line" "$ONLY"; ' +
-      "stat=$(cat /proc/$$/stat); echo; echo ${stat#*) }; echo oops >&2; exit 7";
+      "stat=$(cat /proc/$$/stat); echo; echo $$ ${stat#*) }; echo oops >&2; exit 7";
     const result = await runHelper(helper, ["/bin/sh", "-c", script, "zero", "a b", "", "c"], {
       env: { ONLY: "this", PATH: "/usr/bin:/bin" },
       stdin: "from stdin\n",
@@ -160,10 +185,10 @@ Deno.test({
     assert.equal(result.stderr, "oops\n");
     const [echoed, stat] = result.stdout.split("\n");
     assert.equal(echoed, "zero|a b||c|from stdin|this|");
-    const [_state, ppid, pgid, sid] = stat.split(" ");
+    const [pid, _state, ppid, pgid, sid] = stat.split(" ");
     assert.equal(Number(ppid), Deno.pid, "the helper became the shell: its parent is us");
-    assert.equal(pgid, sid, "session and group leader");
-    assert.notEqual(Number(pgid), Deno.pid);
+    assert.equal(pgid, pid, "group leader");
+    assert.equal(sid, pid, "session leader");
   },
 });
 
