@@ -110,11 +110,7 @@ function readEnv(name: string): string | undefined {
 }
 
 function readPath(): string | undefined {
-  try {
-    return Deno.env.get("PATH");
-  } catch {
-    return undefined;
-  }
+  return readEnv("PATH");
 }
 
 export interface SpawnRequest {
@@ -265,8 +261,8 @@ async function terminateGroup(
   const pid = child.pid;
   if (!signalGroup(pid, "SIGTERM")) {
     // No group to signal: gone, a platform without process groups, or the helper or setsid(1)
-    // not yet past setsid(2) (the first moments after spawn). End the child itself, then the group it may
-    // have formed meanwhile (its pid cannot be reused before we reap it).
+    // not yet past setsid(2) (the first moments after spawn). End the child itself, then the
+    // group it may have formed meanwhile (its pid cannot be reused before we reap it).
     if (!exited()) {
       try {
         child.kill("SIGKILL");
