@@ -1,12 +1,12 @@
 /**
  * How an HTTP child's request reaches its upstream: a POST whose streamed reply is handed on in
  * batches — all the bytes that arrived together, however many HTTP chunks or SSE events they
- * hold. Two transports: `node:http(s)` with one keep-alive pool per agent (the default: it
- * reads what the socket holds in one go), and `fetch` (used when a proxy is configured, since
- * only fetch honours HTTP(S)_PROXY; it yields one HTTP chunk per read).
+ * hold. Two transports: our HTTP/1.1 client with one keep-alive pool per agent (the default, in
+ * h1_client.ts: it reads what the socket holds in one go), and `fetch` (used when a proxy is
+ * configured, since only fetch honours HTTP(S)_PROXY; it yields one HTTP chunk per read).
  */
-import http from "node:http";
-import https from "node:https";
+import { joinBytes } from "./bytes.ts";
+import { h1Transport } from "./h1_client.ts";
 
 /** A reply whose status and headers have arrived; its body is read with `text` or `pipe`. */
 export interface Upstream {
@@ -35,162 +35,6 @@ export interface PostInit {
 export type Transport = (url: string, init: PostInit) => Promise<Upstream>;
 
 const DEFAULT_TEXT_BYTES = 64 * 1024;
-
-function joinBytes(parts: Uint8Array[], limit: number): Uint8Array {
-  const size = Math.min(limit, parts.reduce((sum, p) => sum + p.length, 0));
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    if (offset >= size) break;
-    const piece = part.subarray(0, size - offset);
-    out.set(piece, offset);
-    offset += piece.length;
-  }
-  return out;
-}
-
-// ---- node:http(s) ---------------------------------------------------------------------------
-
-/** The keep-alive pools, one per agent (and origin), for the process's lifetime. */
-const pools = new Map<string, http.Agent>();
-
-function poolFor(key: string, url: URL): http.Agent {
-  const id = `${key} ${url.protocol}//${url.host}`;
-  let pool = pools.get(id);
-  if (!pool) {
-    const options = { keepAlive: true, scheduling: "lifo" as const };
-    pool = url.protocol === "https:" ? new https.Agent(options) : new http.Agent(options);
-    pools.set(id, pool);
-  }
-  return pool;
-}
-
-function nodeHeaders(message: http.IncomingMessage): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(message.headers)) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
-  }
-  return headers;
-}
-
-/** A socket reused from the pool may have been closed by the server just now: worth one resend. */
-function isStaleSocket(err: unknown, request: http.ClientRequest): boolean {
-  const code = (err as { code?: string })?.code;
-  return request.reusedSocket && (code === "ECONNRESET" || code === "EPIPE");
-}
-
-function abortError(): Error {
-  return new DOMException("aborted", "AbortError");
-}
-
-function nodeUpstream(message: http.IncomingMessage, signal: AbortSignal): Upstream {
-  const destroy = () => message.destroy(abortError());
-  return {
-    status: message.statusCode ?? 0,
-    statusText: message.statusMessage ?? "",
-    headers: nodeHeaders(message),
-    text(maxBytes = DEFAULT_TEXT_BYTES) {
-      return new Promise((resolve) => {
-        const parts: Uint8Array[] = [];
-        let size = 0;
-        const done = () => {
-          signal.removeEventListener("abort", destroy);
-          resolve(new TextDecoder().decode(joinBytes(parts, maxBytes)));
-        };
-        message.on("data", (chunk: Uint8Array) => {
-          parts.push(chunk);
-          size += chunk.length;
-          // Enough for a message: the rest of a huge error page is not wanted.
-          if (size >= maxBytes) message.destroy();
-        });
-        message.on("end", done);
-        message.on("close", done);
-        message.on("error", done);
-        signal.addEventListener("abort", destroy, { once: true });
-      });
-    },
-    pipe(onBatch) {
-      return new Promise((resolve, reject) => {
-        let parts: Uint8Array[] = [];
-        let failed = false;
-        const fail = (err: unknown) => {
-          if (failed) return;
-          failed = true;
-          signal.removeEventListener("abort", destroy);
-          message.destroy();
-          reject(err);
-        };
-        // The 'data' events of one socket read come in one synchronous run (one per HTTP
-        // chunk): a microtask after the first sees the whole batch, handed on as one piece.
-        const flush = () => {
-          if (failed || parts.length === 0) return;
-          const batch = parts.length === 1 ? parts[0] : joinBytes(parts, Infinity);
-          parts = [];
-          try {
-            onBatch(batch);
-          } catch (err) {
-            fail(err);
-          }
-        };
-        message.on("data", (chunk: Uint8Array) => {
-          if (failed) return;
-          if (parts.push(chunk) === 1) queueMicrotask(flush);
-        });
-        message.on("end", () => {
-          if (failed) return;
-          flush();
-          if (failed) return;
-          signal.removeEventListener("abort", destroy);
-          resolve();
-        });
-        message.on("error", fail);
-        message.on("close", () => {
-          if (!message.complete) {
-            fail(signal.aborted ? abortError() : new Error("connection closed"));
-          }
-        });
-        signal.addEventListener("abort", destroy, { once: true });
-      });
-    },
-  };
-}
-
-function nodePost(url: URL, init: PostInit, pool: http.Agent): Promise<Upstream> {
-  return new Promise((resolve, reject) => {
-    if (init.signal.aborted) return reject(abortError());
-    const body = new TextEncoder().encode(init.body);
-    const request = (url.protocol === "https:" ? https : http).request(url, {
-      method: "POST",
-      agent: pool,
-      headers: { ...init.headers, "content-length": String(body.length) },
-    });
-    request.setNoDelay(true);
-    const onAbort = () => request.destroy(abortError());
-    init.signal.addEventListener("abort", onAbort, { once: true });
-    request.on("response", (message: http.IncomingMessage) => {
-      init.signal.removeEventListener("abort", onAbort);
-      resolve(nodeUpstream(message, init.signal));
-    });
-    request.on("error", (err: Error) => {
-      init.signal.removeEventListener("abort", onAbort);
-      reject(Object.assign(err, { staleSocket: isStaleSocket(err, request) }));
-    });
-    request.end(body);
-  });
-}
-
-/** POSTs over node:http(s) with the agent's keep-alive pool (resent once on a stale socket). */
-export const nodeTransport: Transport = async (href, init) => {
-  const url = new URL(href);
-  const pool = poolFor(init.poolKey, url);
-  try {
-    return await nodePost(url, init, pool);
-  } catch (err) {
-    if (!(err as { staleSocket?: boolean }).staleSocket || init.signal.aborted) throw err;
-    return await nodePost(url, init, pool);
-  }
-};
 
 // ---- fetch ----------------------------------------------------------------------------------
 
@@ -264,13 +108,13 @@ function exempt(host: string, noProxy: string): boolean {
 
 /**
  * The transport for a URL: fetch when the gateway's environment sends that URL through a proxy
- * (only fetch honours the proxy variables), else node:http(s).
+ * (only fetch honours the proxy variables), else our HTTP/1.1 client.
  */
 export function transportFor(url: string, env: Readonly<Record<string, string>>): Transport {
   const { protocol, hostname } = new URL(url);
   const variables = PROXY_VARIABLES[protocol as keyof typeof PROXY_VARIABLES] ?? [];
   const proxied = variables.some((name) => env[name]);
   const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  if (!proxied || exempt(host, env.no_proxy ?? env.NO_PROXY ?? "")) return nodeTransport;
+  if (!proxied || exempt(host, env.no_proxy ?? env.NO_PROXY ?? "")) return h1Transport;
   return fetchTransport;
 }

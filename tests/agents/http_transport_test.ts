@@ -1,9 +1,10 @@
 /**
  * The HTTP children's transports: which one a URL gets (proxy variables), and the fetch
- * transport (used behind a proxy) doing the same job as the default node:http one.
+ * transport (used behind a proxy) doing the same job as the default HTTP/1.1 client.
  */
 import assert from "node:assert/strict";
-import { fetchTransport, nodeTransport, transportFor } from "../../src/agents/transport.ts";
+import { h1Transport } from "../../src/agents/h1_client.ts";
+import { fetchTransport, transportFor } from "../../src/agents/transport.ts";
 import { cleanBaseEnv, EventLog, testRunner } from "./support.ts";
 import {
   anthropicFrames,
@@ -15,22 +16,22 @@ import {
   within,
 } from "./http_stub.ts";
 
-Deno.test("transport: node:http unless a proxy variable covers the URL and NO_PROXY does not exempt it", () => {
+Deno.test("transport: our HTTP/1.1 client unless a proxy variable covers the URL and NO_PROXY does not exempt it", () => {
   const url = "https://api.anthropic.com/v1/messages";
-  assert.equal(transportFor(url, {}), nodeTransport);
+  assert.equal(transportFor(url, {}), h1Transport);
   assert.equal(transportFor(url, { HTTPS_PROXY: "http://proxy:3128" }), fetchTransport);
   assert.equal(transportFor(url, { https_proxy: "http://proxy:3128" }), fetchTransport);
   assert.equal(transportFor(url, { ALL_PROXY: "http://proxy:3128" }), fetchTransport);
-  assert.equal(transportFor(url, { HTTP_PROXY: "http://proxy:3128" }), nodeTransport, "http only");
+  assert.equal(transportFor(url, { HTTP_PROXY: "http://proxy:3128" }), h1Transport, "http only");
   assert.equal(
     transportFor("http://localhost:11434/v1", { HTTP_PROXY: "http://p:1", NO_PROXY: "localhost" }),
-    nodeTransport,
+    h1Transport,
   );
   assert.equal(
     transportFor(url, { HTTPS_PROXY: "http://p:1", no_proxy: ".anthropic.com,example.org" }),
-    nodeTransport,
+    h1Transport,
   );
-  assert.equal(transportFor(url, { HTTPS_PROXY: "http://p:1", NO_PROXY: "*" }), nodeTransport);
+  assert.equal(transportFor(url, { HTTPS_PROXY: "http://p:1", NO_PROXY: "*" }), h1Transport);
   assert.equal(
     transportFor(url, { HTTPS_PROXY: "http://p:1", NO_PROXY: "anthropic.co" }),
     fetchTransport,
@@ -62,7 +63,7 @@ Deno.test("fetch transport: streams, reports usage, and sends the same request",
   assert.equal(stub.requests[0].headers.get("content-type"), "application/json");
 });
 
-Deno.test("fetch transport: errors, retry and connection refused read as with node:http", async () => {
+Deno.test("fetch transport: errors, retry and connection refused read as with the HTTP/1.1 client", async () => {
   await using stub = startStub((_, index) =>
     index === 0
       ? jsonResponse(503, { type: "error", error: { type: "api_error", message: "busy" } }, {
