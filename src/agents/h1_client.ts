@@ -119,13 +119,13 @@ export function closeIdleConnections(): void {
 
 // ---- one exchange ---------------------------------------------------------------------------
 
-async function connect(url: URL, signal: AbortSignal): Promise<Connection> {
+async function connect(url: URL, signal: AbortSignal, caCerts?: string[]): Promise<Connection> {
   const hostname = url.hostname.replace(/^\[|\]$/g, "");
   const tls = url.protocol === "https:";
   if (!tls && url.protocol !== "http:") throw new TypeError(`unsupported URL ${url.protocol}`);
   const port = Number(url.port) || (tls ? 443 : 80);
   const connecting = tls
-    ? Deno.connectTls({ hostname, port, alpnProtocols: ["http/1.1"] })
+    ? Deno.connectTls({ hostname, port, alpnProtocols: ["http/1.1"], caCerts })
     : Deno.connect({ hostname, port });
   // A connect cannot be cancelled: an abort stops the wait, and the socket closes when it comes.
   let onAbort = () => {};
@@ -294,8 +294,23 @@ function upstream(
   };
 }
 
+export interface H1Options {
+  /**
+   * PEM certificates trusted instead of the default roots (Deno's, plus `DENO_CERT` and
+   * `DENO_TLS_CA_STORE=system` as for every Deno program). For tests.
+   */
+  caCerts?: string[];
+}
+
 /** POSTs over HTTP/1.1, on an idle connection of the pool when there is one. */
-export const h1Transport: Transport = async (href: string, init: PostInit) => {
+export const h1Transport: Transport = (href, init) => h1Post(href, init, {});
+
+/** `h1Transport` with options. */
+export function h1TransportWith(options: H1Options): Transport {
+  return (href, init) => h1Post(href, init, options);
+}
+
+async function h1Post(href: string, init: PostInit, options: H1Options): Promise<Upstream> {
   const url = new URL(href);
   const bytes = encoder.encode(init.body);
   const head = encoder.encode(requestHead("POST", url, init.headers, bytes.length));
@@ -306,7 +321,7 @@ export const h1Transport: Transport = async (href: string, init: PostInit) => {
   for (let attempt = 0;; attempt++) {
     if (init.signal.aborted) throw abortError();
     const reused = attempt === 0 ? takeIdle(poolId) : undefined;
-    const connection = reused ?? await connect(url, init.signal);
+    const connection = reused ?? await connect(url, init.signal, options.caCerts);
     const onAbort = () => connection.close();
     init.signal.addEventListener("abort", onAbort, { once: true });
     try {
@@ -326,4 +341,4 @@ export const h1Transport: Transport = async (href: string, init: PostInit) => {
       throw err;
     }
   }
-};
+}

@@ -4,7 +4,7 @@
  * interim replies, cut replies, streaming per read, and cancellation.
  */
 import assert from "node:assert/strict";
-import { closeIdleConnections, h1Transport } from "../../src/agents/h1_client.ts";
+import { closeIdleConnections, h1Transport, h1TransportWith } from "../../src/agents/h1_client.ts";
 import type { Upstream } from "../../src/agents/transport.ts";
 import { within } from "./http_stub.ts";
 
@@ -260,4 +260,47 @@ Deno.test("h1 client: a signal aborted before the start sends nothing", async ()
     name: "AbortError",
   });
   assert.equal(server.connections, 0);
+});
+
+Deno.test("h1 client: https goes over TLS with SNI and certificate checks, and reuses the connection", async () => {
+  const dir = new URL("../fixtures/tls/", import.meta.url);
+  const cert = await Deno.readTextFile(new URL("localhost.cert.pem", dir));
+  const key = await Deno.readTextFile(new URL("localhost.key.pem", dir));
+  const listener = Deno.listenTls({ hostname: "127.0.0.1", port: 0, cert, key });
+  const port = (listener.addr as Deno.NetAddr).port;
+  let connections = 0;
+  const serving = (async () => {
+    for await (const conn of listener) {
+      connections++;
+      const server = new ServerConn(conn);
+      (async () => {
+        for (let request; (request = await server.request());) {
+          await server.write(OK(`secure ${request.body}`));
+        }
+      })().catch(() => {}).finally(() => server.close());
+    }
+  })();
+  try {
+    const trusting = h1TransportWith({ caCerts: [cert] });
+    const init = {
+      headers: {},
+      body: "x",
+      signal: new AbortController().signal,
+      poolKey: "tls",
+    };
+    for (const host of ["localhost", "127.0.0.1", "localhost"]) {
+      const reply = await trusting(`https://${host}:${port}/v1/messages`, init);
+      assert.equal(await reply.text(), "secure x");
+    }
+    assert.equal(connections, 2, "one connection per origin, reused");
+    // The default roots do not know this certificate: refused, never sent in the clear.
+    await assert.rejects(
+      h1Transport(`https://localhost:${port}/v1/messages`, { ...init, poolKey: "untrusted" }),
+      /certificate/i,
+    );
+  } finally {
+    closeIdleConnections();
+    listener.close();
+    await serving.catch(() => {});
+  }
 });
