@@ -450,6 +450,10 @@ function checkAgentFields(
     if (badHeader !== undefined) {
       fail("headers", `${JSON.stringify(badHeader)} is not a valid header name`);
     }
+    const badValue = Object.entries(headers ?? {}).find(([, value]) => /[\r\n\0]/.test(value));
+    if (badValue !== undefined) {
+      fail("headers", `the value of ${badValue[0]} contains a line break or NUL`);
+    }
     const field = CLI_FIELDS.find(given);
     if (field) {
       fail(field, `not used by runner "${runner}" (an HTTP runner calls its baseUrl); remove it`);

@@ -117,6 +117,10 @@ Deno.test("config: baseUrl, apiKeyEnv, headers and maxTokens values are checked 
     'config: defaultAgents[0].headers: "bad header" is not a valid header name',
   );
   assert.equal(
+    await configError(agent('headers: { x-a: "1\\r\\nx-b: 2" }')),
+    "config: defaultAgents[0].headers: the value of x-a contains a line break or NUL",
+  );
+  assert.equal(
     await configError(agent("maxTokens: 0")),
     "config: defaultAgents[0].maxTokens: 0 is too small: must be more than 0",
   );
