@@ -7,6 +7,7 @@ import { z } from "zod";
 import YAML from "yaml";
 import { join, resolve } from "node:path";
 import { endpointKey } from "./agents/env.ts";
+import { isFieldValue } from "./agents/h1_wire.ts";
 
 /** Runners that spawn an agent CLI. */
 export const CLI_RUNNERS = ["claude", "codex", "gemini", "command"] as const;
@@ -450,9 +451,13 @@ function checkAgentFields(
     if (badHeader !== undefined) {
       fail("headers", `${JSON.stringify(badHeader)} is not a valid header name`);
     }
-    const badValue = Object.entries(headers ?? {}).find(([, value]) => /[\r\n\0]/.test(value));
+    const badValue = Object.entries(headers ?? {}).find(([, value]) => !isFieldValue(value));
     if (badValue !== undefined) {
-      fail("headers", `the value of ${badValue[0]} contains a line break or NUL`);
+      fail(
+        "headers",
+        `the value of ${badValue[0]} has a character a header cannot carry (a line break, ` +
+          "another control character, or one beyond Latin-1)",
+      );
     }
     const field = CLI_FIELDS.find(given);
     if (field) {

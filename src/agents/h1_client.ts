@@ -1,6 +1,6 @@
 /**
  * The default transport of HTTP children: a POST over HTTP/1.1 on a pooled keep-alive
- * connection (Deno.connect / Deno.connectTls), its reply's body handed on one socket read at a
+ * connection (Deno.connect, then Deno.startTls for https), its reply's body handed on one socket read at a
  * time. Why not node:http or fetch: on Deno both add work per chunk (fetch yields one HTTP
  * chunk per read, node:http emits an event per chunk through its compat layer); a burst of 500
  * tokens arrived in 0.67 ms this way against 1.19 ms through node:http and 7.7 ms through fetch.
@@ -43,6 +43,8 @@ class Connection {
   readonly buffer = new Uint8Array(BUFFER_BYTES);
   start = 0;
   end = 0;
+  /** Bytes of the current reply read so far (a resend is safe only while this is 0). */
+  replyBytes = 0;
   closed = false;
   idleTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -60,9 +62,18 @@ class Connection {
       this.end -= this.start;
       this.start = 0;
     }
-    const n = await this.conn.read(this.buffer.subarray(this.end));
+    let n: number | null;
+    try {
+      n = await this.conn.read(this.buffer.subarray(this.end));
+    } catch (err) {
+      // A TLS peer that closes without close_notify (Python's ssl, for one): an end like any
+      // other. Close-delimited bodies are SSE here, whose own end marker is checked upstream.
+      if (err instanceof Deno.errors.UnexpectedEof) return false;
+      throw err;
+    }
     if (n === null) return false;
     this.end += n;
+    this.replyBytes += n;
     return true;
   }
 
@@ -124,9 +135,15 @@ async function connect(url: URL, signal: AbortSignal, caCerts?: string[]): Promi
   const tls = url.protocol === "https:";
   if (!tls && url.protocol !== "http:") throw new TypeError(`unsupported URL ${url.protocol}`);
   const port = Number(url.port) || (tls ? 443 : 80);
-  const connecting = tls
-    ? Deno.connectTls({ hostname, port, alpnProtocols: ["http/1.1"], caCerts })
-    : Deno.connect({ hostname, port });
+  // TCP first, then TLS on it: only a TcpConn can be given TCP_NODELAY.
+  const connecting = Deno.connect({ hostname, port }).then((tcp) => {
+    tcp.setNoDelay(true);
+    if (!tls) return tcp as Deno.Conn;
+    return Deno.startTls(tcp, { hostname, alpnProtocols: ["http/1.1"], caCerts }).catch((err) => {
+      tcp.close();
+      throw err;
+    });
+  });
   // A connect cannot be cancelled: an abort stops the wait, and the socket closes when it comes.
   let onAbort = () => {};
   const aborted = new Promise<never>((_, reject) => {
@@ -134,9 +151,7 @@ async function connect(url: URL, signal: AbortSignal, caCerts?: string[]): Promi
     signal.addEventListener("abort", onAbort, { once: true });
   });
   try {
-    const conn = await Promise.race([connecting, aborted]);
-    if ("setNoDelay" in conn) (conn as Deno.TcpConn).setNoDelay(true);
-    return new Connection(conn);
+    return new Connection(await Promise.race([connecting, aborted]));
   } catch (err) {
     connecting.then((conn) => conn.close(), () => {});
     throw err;
@@ -157,7 +172,7 @@ function latin1(bytes: Uint8Array): string {
 /** Reads the reply's head (skipping interim 1xx replies). */
 async function readHead(connection: Connection): Promise<ResponseHead> {
   let scanned = 0;
-  let anyByte = connection.buffered > 0;
+  const anyByte = () => connection.replyBytes > 0;
   for (;;) {
     const view = connection.buffer.subarray(connection.start, connection.end);
     const end = headEnd(view, Math.max(0, scanned - 3));
@@ -172,11 +187,10 @@ async function readHead(connection: Connection): Promise<ResponseHead> {
     scanned = view.length;
     if (view.length >= BUFFER_BYTES) throw new ProtocolError("reply head exceeds 64 KiB");
     if (!(await connection.fill())) {
-      throw anyByte ? new ProtocolError("connection closed inside the reply head") : (
-        new StaleConnection()
-      );
+      throw anyByte()
+        ? new ProtocolError("connection closed inside the reply head")
+        : new StaleConnection();
     }
-    anyByte = true;
   }
 }
 
@@ -296,34 +310,63 @@ function upstream(
 
 export interface H1Options {
   /**
-   * PEM certificates trusted instead of the default roots (Deno's, plus `DENO_CERT` and
+   * PEM certificates trusted in addition to the default roots (Deno's, plus `DENO_CERT` and
    * `DENO_TLS_CA_STORE=system` as for every Deno program). For tests.
    */
   caCerts?: string[];
 }
 
 /** POSTs over HTTP/1.1, on an idle connection of the pool when there is one. */
-export const h1Transport: Transport = (href, init) => h1Post(href, init, {});
+export const h1Transport: Transport = (href, init) => h1Post(href, init, {}, "");
 
-/** `h1Transport` with options. */
+let transports = 0;
+
+/** `h1Transport` with options (and pools of its own: its connections trust other roots). */
 export function h1TransportWith(options: H1Options): Transport {
-  return (href, init) => h1Post(href, init, options);
+  const pools = `#${++transports} `;
+  return (href, init) => h1Post(href, init, options, pools);
 }
 
-async function h1Post(href: string, init: PostInit, options: H1Options): Promise<Upstream> {
+/** The text's characters as bytes, one each (request heads are Latin-1 by construction). */
+function latin1Bytes(text: string): Uint8Array {
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
+/** The caller's headers, plus Basic credentials from the URL's user info unless it sets its own. */
+function withUserInfo(url: URL, headers: Readonly<Record<string, string>>) {
+  const own = Object.keys(headers).some((name) => name.toLowerCase() === "authorization");
+  if (own || (!url.username && !url.password)) return headers;
+  const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  const basic = btoa(String.fromCharCode(...encoder.encode(pair)));
+  return { ...headers, authorization: `Basic ${basic}` };
+}
+
+async function h1Post(
+  href: string,
+  init: PostInit,
+  options: H1Options,
+  pools: string,
+): Promise<Upstream> {
   const url = new URL(href);
   const bytes = encoder.encode(init.body);
-  const head = encoder.encode(requestHead("POST", url, init.headers, bytes.length));
+  const head = latin1Bytes(
+    requestHead("POST", url, withUserInfo(url, init.headers), bytes.length),
+  );
   const request = new Uint8Array(head.length + bytes.length);
   request.set(head);
   request.set(bytes, head.length);
-  const poolId = `${init.poolKey} ${url.protocol}//${url.host}`;
+  const poolId = `${pools}${init.poolKey} ${url.protocol}//${url.host}`;
   for (let attempt = 0;; attempt++) {
     if (init.signal.aborted) throw abortError();
     const reused = attempt === 0 ? takeIdle(poolId) : undefined;
     const connection = reused ?? await connect(url, init.signal, options.caCerts);
+    connection.replyBytes = 0;
     const onAbort = () => connection.close();
     init.signal.addEventListener("abort", onAbort, { once: true });
+    // An abort between the connect and the line above would otherwise go unheard.
+    if (init.signal.aborted) onAbort();
     try {
       await connection.write(request);
       const reply = await readHead(connection);
@@ -333,10 +376,11 @@ async function h1Post(href: string, init: PostInit, options: H1Options): Promise
       init.signal.removeEventListener("abort", onAbort);
       connection.close();
       if (init.signal.aborted) throw abortError();
-      // The server closed an idle connection as we sent: it never saw the request.
+      // The server closed an idle connection as we sent: it never saw the request. Once any
+      // byte of a reply has come, the request was taken: never sent twice (a billable call).
       const stale = err instanceof StaleConnection || err instanceof Deno.errors.ConnectionReset ||
         err instanceof Deno.errors.BrokenPipe;
-      if (reused && stale) continue;
+      if (reused && stale && connection.replyBytes === 0) continue;
       if (err instanceof StaleConnection) throw new Error("connection closed before the reply");
       throw err;
     }

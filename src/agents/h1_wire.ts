@@ -31,6 +31,11 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Field values: visible characters, spaces and tabs (obs-text allowed); never CR, LF or NUL.
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
+/** Whether a header value can be sent as it is (no CR, LF, NUL or other control character). */
+export function isFieldValue(value: string): boolean {
+  return FIELD_VALUE.test(value);
+}
+
 /**
  * `POST /path?query HTTP/1.1` with `host`, the caller's headers and `content-length`. Throws a
  * TypeError on a header that would break the framing (a name that is not a token, a value
@@ -70,14 +75,24 @@ export function parseResponseHead(text: string): ResponseHead {
   const lines = text.split("\r\n");
   const match = STATUS_LINE.exec(lines[0]);
   if (!match) throw new ProtocolError(`bad status line ${JSON.stringify(lines[0].slice(0, 80))}`);
-  const headers = new Headers();
+  const fields: [string, string][] = [];
   for (const line of lines.slice(1)) {
     if (line === "") continue;
+    const last = fields.at(-1);
+    if (/^[ \t]/.test(line) && last) {
+      // obs-fold (RFC 9112 §5.2): a continuation line joins the previous value with a space.
+      last[1] = `${last[1]} ${line.trim()}`.trim();
+      continue;
+    }
     const colon = line.indexOf(":");
     const name = colon > 0 ? line.slice(0, colon) : "";
     if (!TOKEN.test(name)) throw new ProtocolError(`bad header line ${JSON.stringify(line)}`);
+    fields.push([name, line.slice(colon + 1).trim()]);
+  }
+  const headers = new Headers();
+  for (const [name, value] of fields) {
     try {
-      headers.append(name, line.slice(colon + 1).trim());
+      headers.append(name, value);
     } catch {
       throw new ProtocolError(`bad value for header ${name}`);
     }

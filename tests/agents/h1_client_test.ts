@@ -155,16 +155,69 @@ Deno.test("h1 client: a pooled connection the server has closed is resent once o
   assert.equal(requests, 2);
 });
 
-Deno.test("h1 client: Connection: close and close-delimited replies are not reused", async () => {
-  await using server = rawServer(async (conn, index) => {
-    await conn.request();
-    if (index === 0) await conn.write(OK("closing", "connection: close\r\n"));
-    else await conn.write("HTTP/1.1 200 OK\r\n\r\nuntil the end");
+Deno.test("h1 client: a reply saying Connection: close, or with bytes after its end, is not reused", async () => {
+  let served = 0;
+  await using server = rawServer(async (conn) => {
+    // This server would go on serving: only the client's own rule can open a second connection.
+    while (await conn.request()) {
+      served++;
+      if (served === 1) await conn.write(OK("closing", "connection: close\r\n"));
+      else if (served === 2) await conn.write(OK("extra") + "JUNK");
+      else await conn.write(OK("fine"));
+    }
   });
   const poolKey = "no-reuse";
   assert.equal(await (await post(server.origin, { poolKey })).text(), "closing");
+  assert.equal(await (await post(server.origin, { poolKey })).text(), "extra");
+  assert.equal(await (await post(server.origin, { poolKey })).text(), "fine");
+  assert.equal(server.connections, 3);
+});
+
+Deno.test("h1 client: a close-delimited reply is read to the end and its connection not reused", async () => {
+  await using server = rawServer(async (conn) => {
+    await conn.request();
+    await conn.write("HTTP/1.1 200 OK\r\n\r\nuntil the end");
+  });
+  const poolKey = "close-delimited";
+  assert.deepEqual(await batches(await post(server.origin, { poolKey })), ["until the end"]);
   assert.deepEqual(await batches(await post(server.origin, { poolKey })), ["until the end"]);
   assert.equal(server.connections, 2);
+});
+
+Deno.test("h1 client: once a byte of the reply has come, a broken connection is an error, never a resend", async () => {
+  let requests = 0;
+  await using server = rawServer(async (conn) => {
+    while (await conn.request()) {
+      if (++requests === 1) await conn.write(OK("first"));
+      else return await conn.write("HTTP/1.1 200 OK\r\n"); // and the connection closes
+    }
+  });
+  const poolKey = "no-resend";
+  assert.equal(await (await post(server.origin, { poolKey })).text(), "first");
+  await assert.rejects(post(server.origin, { poolKey }), /connection closed inside the reply head/);
+  assert.equal(requests, 2, "the second request was not sent again");
+});
+
+Deno.test("h1 client: user info in the URL becomes Basic credentials, unless authorization is set", async () => {
+  const seen: string[] = [];
+  await using server = rawServer(async (conn) => {
+    for (let request; (request = await conn.request());) {
+      seen.push(/\r\nauthorization: (.*)\r?\n?/i.exec(request.head)?.[1] ?? "none");
+      await conn.write(OK("ok"));
+    }
+  });
+  const url = new URL(server.origin);
+  url.username = "user";
+  url.password = "p@ss";
+  await (await post(url.href)).text();
+  const own = await h1Transport(url.href, {
+    headers: { Authorization: "Bearer k" },
+    body: "",
+    signal: new AbortController().signal,
+    poolKey: "own-auth",
+  });
+  await own.text();
+  assert.deepEqual(seen, [`Basic ${btoa("user:p@ss")}`, "Bearer k"]);
 });
 
 Deno.test("h1 client: interim 1xx replies are skipped; a 204 has no body", async () => {
@@ -250,6 +303,22 @@ Deno.test("h1 client: cancellation mid-body closes the connection and rejects as
   await within(clientGone, "the server to see the client go");
 });
 
+Deno.test("h1 client: cancellation while waiting for the reply's head closes the connection", async () => {
+  let gone!: () => void;
+  const clientGone = new Promise<void>((resolve) => (gone = resolve));
+  const controller = new AbortController();
+  await using server = rawServer(async (conn) => {
+    await conn.request();
+    controller.abort(); // the request has arrived; no reply will come
+    await conn.closedByClient();
+    gone();
+  });
+  await assert.rejects(post(server.origin, { signal: controller.signal }), {
+    name: "AbortError",
+  });
+  await within(clientGone, "the server to see the client go");
+});
+
 Deno.test("h1 client: a signal aborted before the start sends nothing", async () => {
   await using server = rawServer(async (conn) => {
     await conn.request();
@@ -262,7 +331,7 @@ Deno.test("h1 client: a signal aborted before the start sends nothing", async ()
   assert.equal(server.connections, 0);
 });
 
-Deno.test("h1 client: https goes over TLS with SNI and certificate checks, and reuses the connection", async () => {
+Deno.test("h1 client: https goes over TLS with certificate checks, and reuses the connection per origin", async () => {
   const dir = new URL("../fixtures/tls/", import.meta.url);
   const cert = await Deno.readTextFile(new URL("localhost.cert.pem", dir));
   const key = await Deno.readTextFile(new URL("localhost.key.pem", dir));

@@ -52,6 +52,12 @@ Deno.test("h1 response head: status, reason, repeated headers, keep-alive by ver
   assert.equal(head.headers.get("x-a"), "1, 2");
   assert.equal(head.keepAlive, true);
   assert.equal(parseResponseHead("HTTP/1.1 200\r\n\r\n").statusText, "");
+  assert.equal(
+    parseResponseHead("HTTP/1.1 200 OK\r\nx-long: one\r\n  two\r\n\ttwo more\r\n\r\n").headers
+      .get("x-long"),
+    "one two two more",
+    "obs-fold joins with a space",
+  );
   assert.equal(parseResponseHead("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n").keepAlive, false);
   assert.equal(parseResponseHead("HTTP/1.0 200 OK\r\n\r\n").keepAlive, false);
   assert.equal(
