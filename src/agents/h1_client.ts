@@ -123,7 +123,7 @@ function release(id: string, connection: Connection): void {
   connection.idleTimer = timer;
 }
 
-/** Closes every idle connection (tests, shutdown). */
+/** Closes every idle connection (for tests: the idle timers are unref'd, so shutdown needs none). */
 export function closeIdleConnections(): void {
   for (const idle of pools.values()) for (const connection of idle.splice(0)) connection.close();
 }
