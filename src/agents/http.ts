@@ -327,14 +327,16 @@ export async function streamCompletion(call: StreamCall): Promise<StreamExit> {
     controller.abort();
   }, call.timeoutMs);
   const stopped = () => controller.signal.aborted;
-  const { url } = call.request;
+  const target = call.request.url;
+  // Shown in logs and errors: user info in a base URL is a credential, never printed.
+  const url = withoutUserInfo(target);
   try {
     call.onStart();
     for (let attempt = 0;; attempt++) {
       let response: Upstream;
       try {
         logger.debug("{agent}: POST {url}", { agent: call.agentName, url });
-        response = await call.transport(url, {
+        response = await call.transport(target, {
           headers: {
             "content-type": "application/json",
             accept: "text/event-stream",
@@ -397,6 +399,15 @@ export async function streamCompletion(call: StreamCall): Promise<StreamExit> {
     call.clock.clearTimeout(timer);
     call.signal?.removeEventListener("abort", onAbort);
   }
+}
+
+/** The URL with any `user:password@` removed. */
+export function withoutUserInfo(href: string): string {
+  const url = new URL(href);
+  if (!url.username && !url.password) return href;
+  url.username = "";
+  url.password = "";
+  return url.href;
 }
 
 /** Joins adjacent text items (one delta per batch instead of one per SSE event). */

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { closeIdleConnections, h1Transport, h1TransportWith } from "../../src/agents/h1_client.ts";
 import type { Upstream } from "../../src/agents/transport.ts";
+import { withoutUserInfo } from "../../src/agents/http.ts";
 import { within } from "./http_stub.ts";
 
 const encoder = new TextEncoder();
@@ -372,4 +373,9 @@ Deno.test("h1 client: https goes over TLS with certificate checks, and reuses th
     listener.close();
     await serving.catch(() => {});
   }
+});
+
+Deno.test("h1 client: user info in a URL is never shown (logs and errors print the URL without it)", () => {
+  assert.equal(withoutUserInfo("https://u:p%40ss@host:8443/v1?x=1"), "https://host:8443/v1?x=1");
+  assert.equal(withoutUserInfo("http://localhost:11434/v1"), "http://localhost:11434/v1");
 });
