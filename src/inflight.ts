@@ -1,12 +1,24 @@
 /**
  * Counts the council turns still running, each until its event stream has ended (so until its
- * children are killed and its spend booked), so that shutdown can wait for them.
+ * children are killed and its spend booked), so that shutdown can wait for them; a listener
+ * hears when the first turn starts and the last one ends.
  */
 import type { RunTurn, TurnEvent } from "./council/types.ts";
+
+/** Told when the gateway goes from no turn to one (`busy`) and back (`idle`). */
+export interface ActivityListener {
+  busy(): void;
+  idle(): void;
+}
 
 export class InFlightTurns {
   #running = 0;
   #idle: (() => void)[] = [];
+  #listener: ActivityListener | undefined;
+
+  constructor(listener?: ActivityListener) {
+    this.#listener = listener;
+  }
 
   /** Turns whose event stream has started and not yet ended. */
   get running(): number {
@@ -28,11 +40,14 @@ export class InFlightTurns {
   }
 
   async *#track(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
-    this.#running++;
+    if (this.#running++ === 0) this.#listener?.busy();
     try {
       yield* events;
     } finally {
-      if (--this.#running === 0) this.#idle.splice(0).forEach((resolve) => resolve());
+      if (--this.#running === 0) {
+        this.#idle.splice(0).forEach((resolve) => resolve());
+        this.#listener?.idle();
+      }
     }
   }
 }

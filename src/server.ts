@@ -28,6 +28,7 @@ import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
 import { SessionStore } from "./council/session.ts";
 import { openLedger } from "./ledger.ts";
+import { type CollectGarbage, exposedGc, IdleCollector } from "./idle_gc.ts";
 import { InFlightTurns } from "./inflight.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
@@ -285,6 +286,12 @@ export interface ServerOptions {
   /** Install SIGINT/SIGTERM handlers (the CLI does; tests usually do not). */
   handleSignals?: boolean;
   startedAt?: Date;
+  /**
+   * Run when no turn has run for `idleCollectMs` (see idle_gc.ts). Default: V8's collector when
+   * the runtime exposes it; `null` turns idle collection off.
+   */
+  collectGarbage?: CollectGarbage | null;
+  idleCollectMs?: number;
 }
 
 export interface RunningServer {
@@ -315,8 +322,24 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const log = options.logger ?? moduleLogger("server");
   const clock = options.clock ?? systemClock;
   let origins: string[] = [];
-  // Shutdown waits for running turns to wind down (children killed, ledger line written).
-  const inFlight = new InFlightTurns();
+  const collectGarbage = options.collectGarbage === undefined
+    ? exposedGc()
+    : options.collectGarbage ?? undefined;
+  const collector = collectGarbage && new IdleCollector({
+    collect: collectGarbage,
+    clock,
+    delayMs: options.idleCollectMs,
+    onCollected: ({ ms, heapBeforeMb, heapAfterMb }) =>
+      log.debug("idle: heap collected in {ms} ms, {before} → {after} MB", {
+        ms: ms.toFixed(1),
+        before: heapBeforeMb.toFixed(1),
+        after: heapAfterMb.toFixed(1),
+      }),
+    onError: (error) => log.warn("idle: garbage collection failed: {error}", { error }),
+  });
+  // Shutdown waits for running turns to wind down (children killed, ledger line written); the
+  // idle collector hears when the last one has.
+  const inFlight = new InFlightTurns(collector);
 
   const handlers = () => {
     const runAgent = options.runAgent ?? createAgentRunner({
@@ -417,6 +440,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const drained = server.finished.then(() => inFlight.idle());
   const finished = Promise.race([drained, gaveUp]).finally(() => {
     for (const id of timers) clock.clearTimeout(id);
+    collector?.stop();
     stopped = true;
     log.info("stopped");
   });

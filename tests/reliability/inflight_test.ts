@@ -46,3 +46,29 @@ Deno.test("inflight: idle waits for a turn whose consumer stopped early until th
   assert.equal(turn.ended(), true);
   assert.equal(turns.running, 0);
 });
+
+Deno.test("inflight: the listener hears busy when the first turn starts and idle when the last ends", async () => {
+  const heard: string[] = [];
+  const turns = new InFlightTurns({
+    busy: () => heard.push("busy"),
+    idle: () => heard.push("idle"),
+  });
+  const first = slowTurn();
+  const second = slowTurn();
+  const signal = new AbortController().signal;
+  const a = turns.wrap(first.runTurn)(testRequest(), signal)[Symbol.asyncIterator]();
+  const b = turns.wrap(second.runTurn)(testRequest(), signal)[Symbol.asyncIterator]();
+  await a.next();
+  await b.next();
+  assert.deepEqual(heard, ["busy"], "one busy for two overlapping turns");
+  first.release();
+  await a.next();
+  assert.deepEqual(heard, ["busy"], "a turn still runs");
+  second.release();
+  await b.next();
+  assert.deepEqual(heard, ["busy", "idle"]);
+  const third = slowTurn();
+  third.release();
+  for await (const _ of turns.wrap(third.runTurn)(testRequest(), signal)) { /* drain */ }
+  assert.deepEqual(heard, ["busy", "idle", "busy", "idle"]);
+});

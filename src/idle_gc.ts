@@ -1,0 +1,113 @@
+/**
+ * Gives the heap back once the gateway is idle: when no turn has run for a while, one full,
+ * memory-reducing garbage collection.
+ *
+ * Why: V8 frees the pages a burst of turns filled only at its next major collection, which an
+ * idle process never reaches, and its own memory reducer re-arms only after 10 MB of growth. So
+ * without this an idle gateway keeps its last burst's garbage. The gateway knows exactly when it
+ * is idle (no turn in flight), which V8 cannot.
+ */
+import type { Clock, TimerId } from "./clock.ts";
+
+/** Runs one full collection, synchronously. */
+export type CollectGarbage = () => void;
+
+/**
+ * How long no turn must have run before collecting. Longer than the gap between the steps of
+ * an agent loop (the host runs a tool, then asks again), so that a busy session is not
+ * collected between every step; short enough that a gateway left alone gives memory back
+ * before anyone looks.
+ */
+export const IDLE_COLLECT_MS = 1000;
+
+/** What one collection did, for the debug log. */
+export interface Collection {
+  ms: number;
+  heapBeforeMb: number;
+  heapAfterMb: number;
+}
+
+export interface IdleCollectorOptions {
+  collect: CollectGarbage;
+  clock: Clock;
+  delayMs?: number;
+  /** Reads V8's committed heap, in bytes (injected for tests). */
+  heapBytes?: () => number;
+  onCollected?: (collection: Collection) => void;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Collects after `delayMs` of idleness. `busy()` when the first turn starts, `idle()` when the
+ * last one ends; a turn starting within the delay cancels the pending collection, since the
+ * pause (tens of ms) would land on that turn.
+ */
+export class IdleCollector {
+  #options: IdleCollectorOptions;
+  #timer: TimerId | undefined;
+  #stopped = false;
+
+  constructor(options: IdleCollectorOptions) {
+    this.#options = options;
+  }
+
+  /** A turn is running: no collection now. */
+  busy(): void {
+    this.#cancel();
+  }
+
+  /** No turn is running: collect once the delay passes without a new turn. */
+  idle(): void {
+    this.#cancel();
+    if (this.#stopped) return;
+    const { clock, delayMs = IDLE_COLLECT_MS } = this.#options;
+    this.#timer = clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.#collect();
+    }, delayMs);
+  }
+
+  /** Cancels a pending collection for good (the server is stopping). */
+  stop(): void {
+    this.#stopped = true;
+    this.#cancel();
+  }
+
+  #cancel(): void {
+    if (this.#timer === undefined) return;
+    this.#options.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #collect(): void {
+    const { collect, heapBytes = v8HeapBytes, onCollected, onError } = this.#options;
+    try {
+      const before = heapBytes();
+      const started = performance.now();
+      collect();
+      const ms = performance.now() - started;
+      onCollected?.({ ms, heapBeforeMb: before / 2 ** 20, heapAfterMb: heapBytes() / 2 ** 20 });
+    } catch (error) {
+      onError?.(error);
+    }
+  }
+}
+
+function v8HeapBytes(): number {
+  return Deno.memoryUsage().heapTotal;
+}
+
+/** The shape of V8's `gc` extension, present when V8 runs with `--expose-gc`. */
+type V8Gc = (options?: { type?: "major" | "minor"; execution?: "sync"; flavor?: string }) => void;
+
+/**
+ * V8's collector, when the runtime exposes it (`--expose-gc`, which `deno task start` and the
+ * compiled binary pass): a major collection of the "last resort" flavour, the one that reduces
+ * memory (compacts, and returns emptied pages rather than pooling them). Undefined otherwise
+ * (e.g. under `deno test`), and the gateway then leaves collection to V8.
+ */
+export function exposedGc(scope: object = globalThis): CollectGarbage | undefined {
+  const gc = (scope as { gc?: unknown }).gc;
+  if (typeof gc !== "function") return undefined;
+  return () => (gc as V8Gc)({ type: "major", execution: "sync", flavor: "last-resort" });
+}
