@@ -1,7 +1,8 @@
 /**
  * Idle footprint: the gateway's RSS once started, and its growth after 1,000 turns (instant
- * fakes, 4 at a time), read after the turns with the server idle again. Baseline: the bare
- * Deno.serve process, idle and after as many requests.
+ * fakes, 4 at a time), read after the turns with the server idle again (so after its idle
+ * collection, a second after the last turn; the reading right after the last turn is in the
+ * note). Baseline: the bare Deno.serve process, idle and after as many requests.
  */
 import { messagesBody, pool, streamMessages } from "../client.ts";
 import {
@@ -61,6 +62,7 @@ export const footprint: Scenario = {
       await turns(0, checkpoint);
       rss.afterCheckpoint = await idleRss(gateway);
       await turns(checkpoint, total);
+      rss.rightAfter = await gateway.rssMb();
       rss.after = await idleRss(gateway, 2000);
       await pool(total, 4, () => streamMessages(bare.origin, messagesBody("Footprint")));
       rss.bareAfter = await idleRss(bare, 2000);
@@ -91,7 +93,8 @@ export const footprint: Scenario = {
           },
           target: target("≤ 10 MB", growth, 10),
           note: `RSS ${rss.idle.toFixed(1)} MB idle → ${rss.afterCheckpoint.toFixed(1)} MB after ` +
-            `${checkpoint} turns → ${rss.after.toFixed(1)} MB after ${total}${errorNote}`,
+            `${checkpoint} turns → ${rss.rightAfter.toFixed(1)} MB right after turn ${total} → ` +
+            `${rss.after.toFixed(1)} MB idle again${errorNote}`,
         },
       ],
       details: { rss, errors: errors.length },
