@@ -1,11 +1,11 @@
 /**
- * Gives the heap back once the gateway is idle: when no turn has run for a while, one full,
- * memory-reducing garbage collection.
+ * Gives the heap back once the gateway is idle: when no request or turn has been in flight for a
+ * while, one full, memory-reducing garbage collection.
  *
  * Why: V8 frees the pages a burst of turns filled only at its next major collection, which an
  * idle process never reaches, and its own memory reducer re-arms only after 10 MB of growth. So
  * without this an idle gateway keeps its last burst's garbage. The gateway knows exactly when it
- * is idle (no turn in flight), which V8 cannot.
+ * is idle (nothing in flight), which V8 cannot.
  */
 import type { Clock, TimerId } from "./clock.ts";
 
@@ -13,10 +13,10 @@ import type { Clock, TimerId } from "./clock.ts";
 export type CollectGarbage = () => void;
 
 /**
- * How long no turn must have run before collecting. Longer than the gap between the steps of
- * an agent loop (the host runs a tool, then asks again), so that a busy session is not
- * collected between every step; short enough that a gateway left alone gives memory back
- * before anyone looks.
+ * How long nothing must have been in flight before collecting: longer than the quick steps of an
+ * agent loop (the host reads a file, then asks again), so those are not collected between, and
+ * short enough that a gateway left alone gives memory back at once. Slower steps (a long tool
+ * run, a user's approval) do get a collection between them: ~30 ms of otherwise idle time.
  */
 export const IDLE_COLLECT_MS = 1000;
 
@@ -37,29 +37,37 @@ export interface IdleCollectorOptions {
   onError?: (error: unknown) => void;
 }
 
+/** Work that keeps the gateway busy (a request, a turn): `begin` when it starts, `end` once. */
+export interface Activity {
+  begin(): void;
+  end(): void;
+}
+
 /**
- * Collects after `delayMs` of idleness. `busy()` when the first turn starts, `idle()` when the
- * last one ends; a turn starting within the delay cancels the pending collection, since the
- * pause (tens of ms) would land on that turn.
+ * Collects once nothing has been in flight for `delayMs`. Work starting within the delay cancels
+ * the pending collection, since the pause (tens of ms) would land on it.
  */
-export class IdleCollector {
+export class IdleCollector implements Activity {
   #options: IdleCollectorOptions;
   #timer: TimerId | undefined;
+  #inFlight = 0;
   #stopped = false;
 
   constructor(options: IdleCollectorOptions) {
     this.#options = options;
   }
 
-  /** A turn is running: no collection now. */
-  busy(): void {
+  /** Work started: no collection until it, and all other work, has ended. */
+  begin(): void {
+    this.#inFlight++;
     this.#cancel();
   }
 
-  /** No turn is running: collect once the delay passes without a new turn. */
-  idle(): void {
+  /** Work ended: once nothing is in flight, collect after the delay unless work starts again. */
+  end(): void {
+    this.#inFlight = Math.max(0, this.#inFlight - 1);
+    if (this.#inFlight > 0 || this.#stopped) return;
     this.#cancel();
-    if (this.#stopped) return;
     const { clock, delayMs = IDLE_COLLECT_MS } = this.#options;
     this.#timer = clock.setTimeout(() => {
       this.#timer = undefined;

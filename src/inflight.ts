@@ -1,23 +1,18 @@
 /**
  * Counts the council turns still running, each until its event stream has ended (so until its
- * children are killed and its spend booked), so that shutdown can wait for them; a listener
- * hears when the first turn starts and the last one ends.
+ * children are killed and its spend booked), so that shutdown can wait for them; each turn is
+ * also reported to an optional `Activity` (the idle collector).
  */
 import type { RunTurn, TurnEvent } from "./council/types.ts";
-
-/** Told when the gateway goes from no turn to one (`busy`) and back (`idle`). */
-export interface ActivityListener {
-  busy(): void;
-  idle(): void;
-}
+import type { Activity } from "./idle_gc.ts";
 
 export class InFlightTurns {
   #running = 0;
   #idle: (() => void)[] = [];
-  #listener: ActivityListener | undefined;
+  #activity: Activity | undefined;
 
-  constructor(listener?: ActivityListener) {
-    this.#listener = listener;
+  constructor(activity?: Activity) {
+    this.#activity = activity;
   }
 
   /** Turns whose event stream has started and not yet ended. */
@@ -40,14 +35,13 @@ export class InFlightTurns {
   }
 
   async *#track(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
-    if (this.#running++ === 0) this.#listener?.busy();
+    this.#running++;
     try {
+      this.#activity?.begin();
       yield* events;
     } finally {
-      if (--this.#running === 0) {
-        this.#idle.splice(0).forEach((resolve) => resolve());
-        this.#listener?.idle();
-      }
+      if (--this.#running === 0) this.#idle.splice(0).forEach((resolve) => resolve());
+      this.#activity?.end();
     }
   }
 }

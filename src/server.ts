@@ -28,7 +28,7 @@ import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
 import { SessionStore } from "./council/session.ts";
 import { openLedger } from "./ledger.ts";
-import { type CollectGarbage, exposedGc, IdleCollector } from "./idle_gc.ts";
+import { type CollectGarbage, exposedGc, IDLE_COLLECT_MS, IdleCollector } from "./idle_gc.ts";
 import { InFlightTurns } from "./inflight.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
@@ -287,8 +287,8 @@ export interface ServerOptions {
   handleSignals?: boolean;
   startedAt?: Date;
   /**
-   * Run when no turn has run for `idleCollectMs` (see idle_gc.ts). Default: V8's collector when
-   * the runtime exposes it; `null` turns idle collection off.
+   * Run once no request or turn has been in flight for `idleCollectMs` (see idle_gc.ts).
+   * Default: V8's collector when the runtime exposes it; `null` turns idle collection off.
    */
   collectGarbage?: CollectGarbage | null;
   idleCollectMs?: number;
@@ -338,7 +338,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     onError: (error) => log.warn("idle: garbage collection failed: {error}", { error }),
   });
   // Shutdown waits for running turns to wind down (children killed, ledger line written); the
-  // idle collector hears when the last one has.
+  // idle collector counts them as work in flight until then, beyond their requests.
   const inFlight = new InFlightTurns(collector);
 
   const handlers = () => {
@@ -392,7 +392,11 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     }, (request, info) => {
       // Every request's signal also fires on shutdown, so turns can kill their children.
       const signal = AbortSignal.any([request.signal, stopping.signal]);
-      return app.fetch(new Request(request, { signal }), { info });
+      if (!collector) return app.fetch(new Request(request, { signal }), { info });
+      // In flight until its handler has answered; a streamed turn stays counted by InFlightTurns.
+      collector.begin();
+      return Promise.resolve(app.fetch(new Request(request, { signal }), { info }))
+        .finally(() => collector.end());
     });
   } catch (err) {
     const reason = err instanceof Deno.errors.AddrInUse
@@ -417,6 +421,16 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     );
   }
   if (config.configPath) log.debug("config file {path}", { path: config.configPath });
+  if (collector) {
+    log.debug("idle collection on: a full garbage collection {ms} ms after the last request", {
+      ms: options.idleCollectMs ?? IDLE_COLLECT_MS,
+    });
+  } else if (options.collectGarbage === undefined) {
+    log.info(
+      "idle collection off: V8's gc is not exposed (`deno task start` and the binary pass " +
+        "--v8-flags=--expose-gc; a plain `deno run` does not)",
+    );
+  }
   if (!options.runAgent && config.defaultAgents.some((agent) => !isHttpRunner(agent.runner))) {
     // Decided now rather than on the first turn, which would otherwise wait for it.
     void machineGroupSpawn().then((choice) =>

@@ -188,8 +188,13 @@ async function startApp(home: string, config: string) {
     await child.status;
     return seen + await stderrText;
   };
-  const listening = await waitFor(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-  return { origin: listening && `http://127.0.0.1:${listening[1]}`, waitFor, kill, stop };
+  try {
+    const listening = await waitFor(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    return { origin: listening && `http://127.0.0.1:${listening[1]}`, waitFor, kill, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 Deno.test("the app serves (binds, answers /v1/models) with the compile permission set", () =>
@@ -230,8 +235,11 @@ Deno.test("with the compile flags, V8's collector is exposed: the heap is collec
       await response.body?.cancel();
       // A bound, not a timing: the collection comes a second after the turn, or never.
       const deadline = setTimeout(app.kill, 30_000);
-      collected = await app.waitFor(/idle: heap collected in [\d.]+ ms, [\d.]+ → [\d.]+ MB/);
-      clearTimeout(deadline);
+      try {
+        collected = await app.waitFor(/idle: heap collected in [\d.]+ ms, [\d.]+ → [\d.]+ MB/);
+      } finally {
+        clearTimeout(deadline);
+      }
     } finally {
       const output = await app.stop();
       assert.ok(collected, `no idle collection logged:\n${output.slice(-3000)}`);

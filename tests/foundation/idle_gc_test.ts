@@ -1,6 +1,7 @@
 /**
- * Idle collection: one full collection once no turn has run for the delay, never while a turn
- * runs, none after the server stopped; wired into the server through InFlightTurns.
+ * Idle collection: one full collection once nothing has been in flight for the delay, never
+ * while a request or turn runs, none after the server stopped; wired into the server per request
+ * and, through InFlightTurns, per turn.
  */
 import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
@@ -27,46 +28,59 @@ function collector(clock: FakeClock, extra: { collect?: () => void; delayMs?: nu
   return { idle, collected, errors, calls: () => calls };
 }
 
-Deno.test("idle gc: collects once, the delay after the last turn ended, and reports the heap", () => {
+Deno.test("idle gc: collects once, the delay after the last work ended, and reports the heap", () => {
   const clock = new FakeClock();
   const c = collector(clock);
-  c.idle.busy();
-  c.idle.idle();
+  c.idle.begin();
+  c.idle.end();
   clock.advance(IDLE_COLLECT_MS - 1);
   assert.equal(c.calls(), 0, "not before the delay");
   clock.advance(1);
   assert.equal(c.calls(), 1);
-  assert.equal(c.collected.length, 1);
-  assert.equal(c.collected[0].heapBeforeMb, 30);
-  assert.equal(c.collected[0].heapAfterMb, 20);
-  assert.ok(c.collected[0].ms >= 0);
+  assert.deepEqual(c.collected.map((x) => [x.heapBeforeMb, x.heapAfterMb]), [[30, 20]]);
   clock.advance(10 * IDLE_COLLECT_MS);
   assert.equal(c.calls(), 1, "once per idle spell, not periodically");
   assert.equal(clock.pending, 0);
 });
 
-Deno.test("idle gc: a turn starting within the delay cancels the collection; the delay restarts", () => {
+Deno.test("idle gc: work starting within the delay cancels the collection; the delay restarts", () => {
   const clock = new FakeClock();
   const c = collector(clock, { delayMs: 500 });
-  c.idle.idle();
+  c.idle.begin();
+  c.idle.end();
   clock.advance(400);
-  c.idle.busy();
+  c.idle.begin();
   clock.advance(1000);
-  assert.equal(c.calls(), 0, "no collection while a turn runs");
-  c.idle.idle();
+  assert.equal(c.calls(), 0, "no collection while work is in flight");
+  c.idle.end();
   clock.advance(400);
-  assert.equal(c.calls(), 0, "the delay counts from the last turn's end");
+  assert.equal(c.calls(), 0, "the delay counts from the last work's end");
   clock.advance(100);
+  assert.equal(c.calls(), 1);
+});
+
+Deno.test("idle gc: with overlapping work, only the end of the last one arms the collection", () => {
+  const clock = new FakeClock();
+  const c = collector(clock, { delayMs: 500 });
+  c.idle.begin();
+  c.idle.begin();
+  c.idle.end();
+  clock.advance(5000);
+  assert.equal(c.calls(), 0, "one piece of work is still in flight");
+  c.idle.end();
+  clock.advance(500);
   assert.equal(c.calls(), 1);
 });
 
 Deno.test("idle gc: stop cancels a pending collection and later idles schedule none", () => {
   const clock = new FakeClock();
   const c = collector(clock);
-  c.idle.idle();
+  c.idle.begin();
+  c.idle.end();
   c.idle.stop();
   assert.equal(clock.pending, 0);
-  c.idle.idle();
+  c.idle.begin();
+  c.idle.end();
   assert.equal(clock.pending, 0);
   clock.advance(2 * IDLE_COLLECT_MS);
   assert.equal(c.calls(), 0);
@@ -79,7 +93,8 @@ Deno.test("idle gc: a collection that throws is reported, not thrown from the ti
       throw new Error("no heap today");
     },
   });
-  c.idle.idle();
+  c.idle.begin();
+  c.idle.end();
   clock.advance(IDLE_COLLECT_MS);
   assert.equal(c.errors.length, 1);
   assert.match(String(c.errors[0]), /no heap today/);
@@ -96,28 +111,56 @@ Deno.test("idle gc: V8's collector is used only when exposed, as a memory-reduci
   assert.deepEqual(calls, [{ type: "major", execution: "sync", flavor: "last-resort" }]);
 });
 
-async function ask(origin: string): Promise<void> {
-  const response = await fetch(`${origin}/v1/messages`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "claude-opus-4-8",
-      max_tokens: 100,
-      messages: [{ role: "user", content: "hello" }],
-    }),
-  });
-  assert.equal(response.status, 200);
-  await response.body?.cancel();
+/** A FakeClock that tells when a timeout of `watchMs` (the collector's own delay) is set. */
+class ArmWatchingClock extends FakeClock {
+  #waiters: (() => void)[] = [];
+
+  constructor(readonly watchMs: number) {
+    super();
+  }
+
+  override setTimeout(fn: () => void, ms: number) {
+    const id = super.setTimeout(fn, ms);
+    if (ms === this.watchMs) this.#waiters.splice(0).forEach((resolve) => resolve());
+    return id;
+  }
+
+  /**
+   * Resolves when the collection is next armed; call it before what should arm it. Rejects if
+   * that never happens (a bound, not a timing: arming follows the request at once).
+   */
+  armed(): Promise<void> {
+    let bound: ReturnType<typeof setTimeout> | undefined;
+    return Promise.race([
+      new Promise<void>((resolve) => this.#waiters.push(resolve)),
+      new Promise<never>((_, reject) => {
+        bound = setTimeout(() => reject(new Error("the collection was never armed")), 10_000);
+      }),
+    ]).finally(() => clearTimeout(bound));
+  }
 }
 
-Deno.test("idle gc + server: collects the idle delay after the last turn, never during one, not after stopping", async () => {
-  const clock = new FakeClock();
+async function post(origin: string, path: string, body: Record<string, unknown>) {
+  const response = await fetch(`${origin}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "claude-opus-4-8", max_tokens: 100, ...body }),
+  });
+  assert.equal(response.status, 200);
+  return response;
+}
+
+const HELLO = { messages: [{ role: "user", content: "hello" }] };
+
+Deno.test("idle gc + server: collects after the last request or turn, never during one, not after stopping", async () => {
+  const clock = new ArmWatchingClock(700);
   const longTurn = gate();
+  const reached = gate();
   let gated = false;
-  const agents = fakeAgents(() => ({
-    text: "answered",
-    gate: gated ? longTurn.promise : undefined,
-  }));
+  const agents = fakeAgents(() => {
+    if (gated) reached.open();
+    return { text: "answered", gate: gated ? longTurn.promise : undefined };
+  });
   let collections = 0;
   const server = startServer(testConfig({ port: 0, fanOutPolicy: "never", councilSize: 1 }), {
     runAgent: agents.runAgent,
@@ -127,25 +170,42 @@ Deno.test("idle gc + server: collects the idle delay after the last turn, never 
     idleCollectMs: 700,
   });
   try {
-    await ask(server.origin);
-    clock.advance(300);
-    // A second turn starts while the first one's collection is pending, and runs long.
-    gated = true;
-    const running = ask(server.origin);
-    while (agents.calls.length < 2) await new Promise((resolve) => setTimeout(resolve, 1));
-    clock.advance(5000);
-    assert.equal(collections, 0, "no collection while a turn runs");
-    longTurn.open();
-    await running;
+    let armed = clock.armed();
+    await (await post(server.origin, "/v1/messages", HELLO)).body?.cancel();
+    await armed;
     clock.advance(699);
-    assert.equal(collections, 0, "the delay counts from the last turn's end");
+    assert.equal(collections, 0);
     clock.advance(1);
-    assert.equal(collections, 1);
+    assert.equal(collections, 1, "collected once nothing had been in flight for the delay");
 
-    await ask(server.origin);
+    // A streamed turn outlives its request's handler; it still counts until it has ended.
+    gated = true;
+    const streamed = await post(server.origin, "/v1/messages", { ...HELLO, stream: true });
+    await reached.promise;
+    clock.advance(5000);
+    assert.equal(collections, 1, "no collection while a streamed turn runs");
+    gated = false;
+    armed = clock.armed();
+    longTurn.open();
+    assert.match(await streamed.text(), /message_stop/);
+    await armed;
+
+    // Any request counts as work: count_tokens within the delay postpones the collection.
+    clock.advance(500);
+    armed = clock.armed();
+    await (await post(server.origin, "/v1/messages/count_tokens", HELLO)).body?.cancel();
+    await armed;
+    clock.advance(699);
+    assert.equal(collections, 1, "the delay counts from the count_tokens request's end");
+    clock.advance(1);
+    assert.equal(collections, 2);
+
+    armed = clock.armed();
+    await (await post(server.origin, "/v1/messages", HELLO)).body?.cancel();
+    await armed;
     await server.shutdown();
     clock.advance(5000);
-    assert.equal(collections, 1, "stopping cancelled the pending collection");
+    assert.equal(collections, 2, "stopping cancelled the pending collection");
   } finally {
     longTurn.open(); // a failed assertion must not leave the gated turn (and the test) hanging
     await server.shutdown();

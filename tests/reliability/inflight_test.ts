@@ -47,12 +47,15 @@ Deno.test("inflight: idle waits for a turn whose consumer stopped early until th
   assert.equal(turns.running, 0);
 });
 
-Deno.test("inflight: the listener hears busy when the first turn starts and idle when the last ends", async () => {
+/** An Activity that records what it hears. */
+function heardActivity() {
   const heard: string[] = [];
-  const turns = new InFlightTurns({
-    busy: () => heard.push("busy"),
-    idle: () => heard.push("idle"),
-  });
+  return { heard, begin: () => heard.push("begin"), end: () => heard.push("end") };
+}
+
+Deno.test("inflight: each turn is reported to the activity as it starts and once it has ended", async () => {
+  const activity = heardActivity();
+  const turns = new InFlightTurns(activity);
   const first = slowTurn();
   const second = slowTurn();
   const signal = new AbortController().signal;
@@ -60,15 +63,39 @@ Deno.test("inflight: the listener hears busy when the first turn starts and idle
   const b = turns.wrap(second.runTurn)(testRequest(), signal)[Symbol.asyncIterator]();
   await a.next();
   await b.next();
-  assert.deepEqual(heard, ["busy"], "one busy for two overlapping turns");
+  assert.deepEqual(activity.heard, ["begin", "begin"]);
   first.release();
   await a.next();
-  assert.deepEqual(heard, ["busy"], "a turn still runs");
+  assert.deepEqual(activity.heard, ["begin", "begin", "end"]);
   second.release();
   await b.next();
-  assert.deepEqual(heard, ["busy", "idle"]);
-  const third = slowTurn();
-  third.release();
-  for await (const _ of turns.wrap(third.runTurn)(testRequest(), signal)) { /* drain */ }
-  assert.deepEqual(heard, ["busy", "idle", "busy", "idle"]);
+  assert.deepEqual(activity.heard, ["begin", "begin", "end", "end"]);
+});
+
+Deno.test("inflight: a turn that throws, one left early and one never iterated balance the activity", async () => {
+  const activity = heardActivity();
+  const turns = new InFlightTurns(activity);
+  const signal = new AbortController().signal;
+  const throwing: RunTurn = async function* (): AsyncGenerator<TurnEvent> {
+    yield { type: "progress", text: "working" };
+    throw new Error("council defect");
+  };
+  await assert.rejects(async () => {
+    for await (const _ of turns.wrap(throwing)(testRequest(), signal)) { /* drain */ }
+  }, /council defect/);
+  assert.deepEqual(activity.heard, ["begin", "end"]);
+
+  const left = slowTurn();
+  const iterator = turns.wrap(left.runTurn)(testRequest(), signal)[Symbol.asyncIterator]();
+  await iterator.next();
+  const returned = iterator.return!(undefined);
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(activity.heard, ["begin", "end", "begin"], "ends only once wound down");
+  left.release();
+  await returned;
+  assert.deepEqual(activity.heard, ["begin", "end", "begin", "end"]);
+
+  turns.wrap(slowTurn().runTurn)(testRequest(), signal); // never iterated: never started
+  assert.deepEqual(activity.heard, ["begin", "end", "begin", "end"]);
+  assert.equal(turns.running, 0);
 });
