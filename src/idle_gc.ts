@@ -44,47 +44,55 @@ export interface Activity {
 }
 
 /**
- * Collects once nothing has been in flight for `delayMs`. Work starting within the delay cancels
- * the pending collection, since the pause (tens of ms) would land on it.
+ * Collects once nothing has been in flight for `delayMs`. Work that starts within the delay
+ * puts the collection off, since the pause (tens of ms) would land on it. Cheap per request: at
+ * most one timer is pending, and when it fires early (work came and went since it was set) it is
+ * set again for the rest of the delay, rather than reset at every request.
  */
 export class IdleCollector implements Activity {
   #options: IdleCollectorOptions;
   #timer: TimerId | undefined;
   #inFlight = 0;
+  #lastEnd = 0;
   #stopped = false;
 
   constructor(options: IdleCollectorOptions) {
     this.#options = options;
   }
 
+  get #delayMs(): number {
+    return this.#options.delayMs ?? IDLE_COLLECT_MS;
+  }
+
   /** Work started: no collection until it, and all other work, has ended. */
   begin(): void {
     this.#inFlight++;
-    this.#cancel();
   }
 
   /** Work ended: once nothing is in flight, collect after the delay unless work starts again. */
   end(): void {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
-    if (this.#inFlight > 0 || this.#stopped) return;
-    this.#cancel();
-    const { clock, delayMs = IDLE_COLLECT_MS } = this.#options;
-    this.#timer = clock.setTimeout(() => {
-      this.#timer = undefined;
-      this.#collect();
-    }, delayMs);
+    this.#lastEnd = this.#options.clock.now();
+    if (this.#inFlight === 0) this.#arm(this.#delayMs);
   }
 
   /** Cancels a pending collection for good (the server is stopping). */
   stop(): void {
     this.#stopped = true;
-    this.#cancel();
+    if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
-  #cancel(): void {
-    if (this.#timer === undefined) return;
-    this.#options.clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
+  #arm(ms: number): void {
+    if (this.#timer !== undefined || this.#stopped) return;
+    this.#timer = this.#options.clock.setTimeout(() => {
+      this.#timer = undefined;
+      // Work in flight arms again when it ends; work that came and went pushes the end back.
+      if (this.#inFlight > 0) return;
+      const idleMs = this.#options.clock.now() - this.#lastEnd;
+      if (idleMs < this.#delayMs) this.#arm(this.#delayMs - idleMs);
+      else this.#collect();
+    }, ms);
   }
 
   #collect(): void {

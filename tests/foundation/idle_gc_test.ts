@@ -72,6 +72,23 @@ Deno.test("idle gc: with overlapping work, only the end of the last one arms the
   assert.equal(c.calls(), 1);
 });
 
+Deno.test("idle gc: a stream of short requests keeps one timer; collection comes a delay after the last", () => {
+  const clock = new FakeClock();
+  const c = collector(clock, { delayMs: 500 });
+  for (let i = 0; i < 100; i++) {
+    c.idle.begin();
+    c.idle.end();
+    assert.ok(clock.pending <= 1, `${clock.pending} timers pending`);
+    clock.advance(10);
+  }
+  // The last request ended 10 ms ago.
+  clock.advance(489);
+  assert.equal(c.calls(), 0, "the delay counts from the last request's end");
+  clock.advance(1);
+  assert.equal(c.calls(), 1);
+  assert.equal(clock.pending, 0);
+});
+
 Deno.test("idle gc: stop cancels a pending collection and later idles schedule none", () => {
   const clock = new FakeClock();
   const c = collector(clock);
@@ -192,9 +209,7 @@ Deno.test("idle gc + server: collects after the last request or turn, never duri
 
     // Any request counts as work: count_tokens within the delay postpones the collection.
     clock.advance(500);
-    armed = clock.armed();
     await (await post(server.origin, "/v1/messages/count_tokens", HELLO)).body?.cancel();
-    await armed;
     clock.advance(699);
     assert.equal(collections, 1, "the delay counts from the count_tokens request's end");
     clock.advance(1);
