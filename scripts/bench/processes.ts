@@ -16,6 +16,11 @@ export interface ServerProcess {
   rssMb(): Promise<number>;
   /** Peak resident set size since start (VmHWM), in MB; NaN where the OS does not say. */
   peakRssMb(): Promise<number>;
+  /**
+   * The RSS split into anonymous memory (heaps, stacks) and file-backed pages (mostly the
+   * executable's), in MB; NaN where the OS does not say.
+   */
+  rssPartsMb(): Promise<{ anon: number; file: number }>;
   /** SIGTERM, then SIGKILL if it has not exited within 10 s. */
   stop(): Promise<void>;
 }
@@ -23,13 +28,15 @@ export interface ServerProcess {
 const KB = 1024;
 
 /** A `VmRSS` / `VmHWM` line of /proc/<pid>/status in MB (Linux), or `ps` (elsewhere). */
-async function readMemory(pid: number, field: "VmRSS" | "VmHWM"): Promise<number> {
+type MemoryField = "VmRSS" | "VmHWM" | "RssAnon" | "RssFile";
+
+async function readMemory(pid: number, field: MemoryField): Promise<number> {
   try {
     const status = await Deno.readTextFile(`/proc/${pid}/status`);
     const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1];
     return kb === undefined ? NaN : Number(kb) / KB;
   } catch {
-    if (field === "VmHWM") return NaN;
+    if (field !== "VmRSS") return NaN;
     const out = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)] }).output()
       .catch(() => undefined);
     const text = out ? new TextDecoder().decode(out.stdout).trim() : "";
@@ -99,6 +106,10 @@ export function serverProcess(
     logPath,
     rssMb: () => readMemory(child.pid, "VmRSS"),
     peakRssMb: () => readMemory(child.pid, "VmHWM"),
+    rssPartsMb: async () => ({
+      anon: await readMemory(child.pid, "RssAnon"),
+      file: await readMemory(child.pid, "RssFile"),
+    }),
     stop: () =>
       stopped ??= (async () => {
         try {

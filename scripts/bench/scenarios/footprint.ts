@@ -16,6 +16,7 @@ import { quantile, target } from "../results.ts";
 import { runs, type Scenario } from "../scenario.ts";
 import { failureOf } from "./turns.ts";
 
+const signed = (mb: number) => `${mb >= 0 ? "+" : ""}${mb.toFixed(1)}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The median of a few RSS readings `gapMs` apart, once the process has been idle `settleMs`. */
@@ -48,6 +49,7 @@ export const footprint: Scenario = {
     const rss: Record<string, number> = {};
     try {
       [rss.idle, rss.bareIdle] = await Promise.all([idleRss(gateway), idleRss(bare)]);
+      const idleParts = await gateway.rssPartsMb();
       const turns = async (from: number, to: number) => {
         const done = await pool(
           to - from,
@@ -64,6 +66,9 @@ export const footprint: Scenario = {
       await turns(checkpoint, total);
       rss.rightAfter = await gateway.rssMb();
       rss.after = await idleRss(gateway, 2000);
+      const afterParts = await gateway.rssPartsMb();
+      rss.anonGrowth = afterParts.anon - idleParts.anon;
+      rss.fileGrowth = afterParts.file - idleParts.file;
       await pool(total, 4, () => streamMessages(bare.origin, messagesBody("Footprint")));
       rss.bareAfter = await idleRss(bare, 2000);
       context.log(`footprint: ${JSON.stringify(rss)}`);
@@ -94,7 +99,8 @@ export const footprint: Scenario = {
           target: target("≤ 10 MB", growth, 10),
           note: `RSS ${rss.idle.toFixed(1)} MB idle → ${rss.afterCheckpoint.toFixed(1)} MB after ` +
             `${checkpoint} turns → ${rss.rightAfter.toFixed(1)} MB right after turn ${total} → ` +
-            `${rss.after.toFixed(1)} MB idle again${errorNote}`,
+            `${rss.after.toFixed(1)} MB idle again (anonymous ${signed(rss.anonGrowth)} MB, ` +
+            `file-backed ${signed(rss.fileGrowth)} MB)${errorNote}`,
         },
       ],
       details: { rss, errors: errors.length },
