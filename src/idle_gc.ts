@@ -1,11 +1,11 @@
 /**
- * Gives the heap back once the gateway is idle: when no request or turn has been in flight for a
- * while, one full, memory-reducing garbage collection.
+ * Gives the heap back once the gateway is idle: a while after its last turn (and request), one
+ * full, memory-reducing garbage collection.
  *
  * Why: V8 frees the pages a burst of turns filled only at its next major collection, which an
  * idle process never reaches, and its own memory reducer re-arms only after 10 MB of growth. So
  * without this an idle gateway keeps its last burst's garbage. The gateway knows exactly when it
- * is idle (nothing in flight), which V8 cannot.
+ * is idle (no turn in flight, no request coming), which V8 cannot.
  */
 import type { Clock, TimerId } from "./clock.ts";
 
@@ -13,7 +13,7 @@ import type { Clock, TimerId } from "./clock.ts";
 export type CollectGarbage = () => void;
 
 /**
- * How long nothing must have been in flight before collecting: longer than the quick steps of an
+ * How long after the last turn and request to collect: longer than the quick steps of an
  * agent loop (the host reads a file, then asks again), so those are not collected between, and
  * short enough that a gateway left alone gives memory back at once. Slower steps (a long tool
  * run, a user's approval) do get a collection between them: ~30 ms of otherwise idle time.
@@ -37,23 +37,24 @@ export interface IdleCollectorOptions {
   onError?: (error: unknown) => void;
 }
 
-/** Work that keeps the gateway busy (a request, a turn): `begin` when it starts, `end` once. */
+/** Work that keeps the gateway busy (a turn): `begin` when it starts, `end` once. */
 export interface Activity {
   begin(): void;
   end(): void;
 }
 
 /**
- * Collects once nothing has been in flight for `delayMs`. Work that starts within the delay
- * puts the collection off, since the pause (tens of ms) would land on it. Cheap per request: at
- * most one timer is pending, and when it fires early (work came and went since it was set) it is
- * set again for the rest of the delay, rather than reset at every request.
+ * Collects once no turn has run and no request arrived for `delayMs` after a turn. Turns are
+ * counted while in flight (`begin`/`end`); other requests (`touch`) only put a pending
+ * collection off, since they are short and leave little garbage, and a gateway polled for its
+ * models must not collect after every poll. Cheap per request: a clock read; at most one timer
+ * is pending, set again for the rest of the delay when it fires early.
  */
 export class IdleCollector implements Activity {
   #options: IdleCollectorOptions;
   #timer: TimerId | undefined;
   #inFlight = 0;
-  #lastEnd = 0;
+  #lastActivity = 0;
   #stopped = false;
 
   constructor(options: IdleCollectorOptions) {
@@ -64,16 +65,21 @@ export class IdleCollector implements Activity {
     return this.#options.delayMs ?? IDLE_COLLECT_MS;
   }
 
-  /** Work started: no collection until it, and all other work, has ended. */
+  /** A turn started: no collection until it, and every other turn, has ended. */
   begin(): void {
     this.#inFlight++;
   }
 
-  /** Work ended: once nothing is in flight, collect after the delay unless work starts again. */
+  /** A turn ended: once none is in flight, collect after the delay unless work comes again. */
   end(): void {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
-    this.#lastEnd = this.#options.clock.now();
+    this.#lastActivity = this.#options.clock.now();
     if (this.#inFlight === 0) this.#arm(this.#delayMs);
+  }
+
+  /** A request arrived: a pending collection waits until the delay has passed after it. */
+  touch(): void {
+    this.#lastActivity = this.#options.clock.now();
   }
 
   /** Cancels a pending collection for good (the server is stopping). */
@@ -87,9 +93,9 @@ export class IdleCollector implements Activity {
     if (this.#timer !== undefined || this.#stopped) return;
     this.#timer = this.#options.clock.setTimeout(() => {
       this.#timer = undefined;
-      // Work in flight arms again when it ends; work that came and went pushes the end back.
+      // A turn in flight arms again when it ends; work that came and went puts it off.
       if (this.#inFlight > 0) return;
-      const idleMs = this.#options.clock.now() - this.#lastEnd;
+      const idleMs = this.#options.clock.now() - this.#lastActivity;
       if (idleMs < this.#delayMs) this.#arm(this.#delayMs - idleMs);
       else this.#collect();
     }, ms);

@@ -287,7 +287,7 @@ export interface ServerOptions {
   handleSignals?: boolean;
   startedAt?: Date;
   /**
-   * Run once no request or turn has been in flight for `idleCollectMs` (see idle_gc.ts).
+   * Run once no turn has run and no request arrived for `idleCollectMs` (see idle_gc.ts).
    * Default: V8's collector when the runtime exposes it; `null` turns idle collection off.
    */
   collectGarbage?: CollectGarbage | null;
@@ -338,7 +338,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     onError: (error) => log.warn("idle: garbage collection failed: {error}", { error }),
   });
   // Shutdown waits for running turns to wind down (children killed, ledger line written); the
-  // idle collector counts them as work in flight until then, beyond their requests.
+  // idle collector counts them as in flight until then.
   const inFlight = new InFlightTurns(collector);
 
   const handlers = () => {
@@ -392,11 +392,8 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     }, (request, info) => {
       // Every request's signal also fires on shutdown, so turns can kill their children.
       const signal = AbortSignal.any([request.signal, stopping.signal]);
-      if (!collector) return app.fetch(new Request(request, { signal }), { info });
-      // In flight until its handler has answered; a streamed turn stays counted by InFlightTurns.
-      collector.begin();
-      return Promise.resolve(app.fetch(new Request(request, { signal }), { info }))
-        .finally(() => collector.end());
+      collector?.touch();
+      return app.fetch(new Request(request, { signal }), { info });
     });
   } catch (err) {
     const reason = err instanceof Deno.errors.AddrInUse
@@ -422,9 +419,12 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   }
   if (config.configPath) log.debug("config file {path}", { path: config.configPath });
   if (collector) {
-    log.debug("idle collection on: a full garbage collection {ms} ms after the last request", {
-      ms: options.idleCollectMs ?? IDLE_COLLECT_MS,
-    });
+    log.debug(
+      "idle collection on: a full garbage collection {ms} ms after the last turn and request",
+      {
+        ms: options.idleCollectMs ?? IDLE_COLLECT_MS,
+      },
+    );
   } else if (options.collectGarbage === undefined) {
     log.info(
       "idle collection off: V8's gc is not exposed (`deno task start` and the binary pass " +

@@ -1,7 +1,7 @@
 /**
- * Idle collection: one full collection once nothing has been in flight for the delay, never
- * while a request or turn runs, none after the server stopped; wired into the server per request
- * and, through InFlightTurns, per turn.
+ * Idle collection: one full collection the delay after the last turn (and request), never while
+ * a turn runs, none after the server stopped; wired into the server per request and, through
+ * InFlightTurns, per turn.
  */
 import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
@@ -72,7 +72,7 @@ Deno.test("idle gc: with overlapping work, only the end of the last one arms the
   assert.equal(c.calls(), 1);
 });
 
-Deno.test("idle gc: a stream of short requests keeps one timer; collection comes a delay after the last", () => {
+Deno.test("idle gc: a stream of short turns keeps one timer; collection comes a delay after the last", () => {
   const clock = new FakeClock();
   const c = collector(clock, { delayMs: 500 });
   for (let i = 0; i < 100; i++) {
@@ -81,12 +81,29 @@ Deno.test("idle gc: a stream of short requests keeps one timer; collection comes
     assert.ok(clock.pending <= 1, `${clock.pending} timers pending`);
     clock.advance(10);
   }
-  // The last request ended 10 ms ago.
+  // The last turn ended 10 ms ago.
   clock.advance(489);
-  assert.equal(c.calls(), 0, "the delay counts from the last request's end");
+  assert.equal(c.calls(), 0, "the delay counts from the last turn's end");
   clock.advance(1);
   assert.equal(c.calls(), 1);
   assert.equal(clock.pending, 0);
+});
+
+Deno.test("idle gc: a request puts a pending collection off, but never arms one by itself", () => {
+  const clock = new FakeClock();
+  const c = collector(clock, { delayMs: 500 });
+  c.idle.touch();
+  clock.advance(5000);
+  assert.equal(c.calls(), 0, "requests alone (e.g. polling /v1/models) cause no collection");
+  assert.equal(clock.pending, 0);
+  c.idle.begin();
+  c.idle.end();
+  clock.advance(300);
+  c.idle.touch();
+  clock.advance(499);
+  assert.equal(c.calls(), 0, "the delay counts from the request");
+  clock.advance(1);
+  assert.equal(c.calls(), 1);
 });
 
 Deno.test("idle gc: stop cancels a pending collection and later idles schedule none", () => {
@@ -169,7 +186,7 @@ async function post(origin: string, path: string, body: Record<string, unknown>)
 
 const HELLO = { messages: [{ role: "user", content: "hello" }] };
 
-Deno.test("idle gc + server: collects after the last request or turn, never during one, not after stopping", async () => {
+Deno.test("idle gc + server: collects after the last turn and request, never during a turn, not after stopping", async () => {
   const clock = new ArmWatchingClock(700);
   const longTurn = gate();
   const reached = gate();
@@ -207,11 +224,11 @@ Deno.test("idle gc + server: collects after the last request or turn, never duri
     assert.match(await streamed.text(), /message_stop/);
     await armed;
 
-    // Any request counts as work: count_tokens within the delay postpones the collection.
+    // Any request puts the collection off: count_tokens within the delay postpones it.
     clock.advance(500);
     await (await post(server.origin, "/v1/messages/count_tokens", HELLO)).body?.cancel();
     clock.advance(699);
-    assert.equal(collections, 1, "the delay counts from the count_tokens request's end");
+    assert.equal(collections, 1, "the delay counts from the count_tokens request");
     clock.advance(1);
     assert.equal(collections, 2);
 
