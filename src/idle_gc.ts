@@ -51,6 +51,7 @@ export interface Activity {
  * is pending, set again for the rest of the delay when it fires early.
  */
 export class IdleCollector implements Activity {
+  readonly delayMs: number;
   #options: IdleCollectorOptions;
   #timer: TimerId | undefined;
   #inFlight = 0;
@@ -59,10 +60,7 @@ export class IdleCollector implements Activity {
 
   constructor(options: IdleCollectorOptions) {
     this.#options = options;
-  }
-
-  get #delayMs(): number {
-    return this.#options.delayMs ?? IDLE_COLLECT_MS;
+    this.delayMs = options.delayMs ?? IDLE_COLLECT_MS;
   }
 
   /** A turn started: no collection until it, and every other turn, has ended. */
@@ -74,7 +72,7 @@ export class IdleCollector implements Activity {
   end(): void {
     this.#inFlight = Math.max(0, this.#inFlight - 1);
     this.#lastActivity = this.#options.clock.now();
-    if (this.#inFlight === 0) this.#arm(this.#delayMs);
+    if (this.#inFlight === 0) this.#arm(this.delayMs);
   }
 
   /** A request arrived: a pending collection waits until the delay has passed after it. */
@@ -96,7 +94,7 @@ export class IdleCollector implements Activity {
       // A turn in flight arms again when it ends; work that came and went puts it off.
       if (this.#inFlight > 0) return;
       const idleMs = this.#options.clock.now() - this.#lastActivity;
-      if (idleMs < this.#delayMs) this.#arm(this.#delayMs - idleMs);
+      if (idleMs < this.delayMs) this.#arm(this.delayMs - idleMs);
       else this.#collect();
     }, ms);
   }

@@ -28,7 +28,7 @@ import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
 import { SessionStore } from "./council/session.ts";
 import { openLedger } from "./ledger.ts";
-import { type CollectGarbage, exposedGc, IDLE_COLLECT_MS, IdleCollector } from "./idle_gc.ts";
+import { type CollectGarbage, exposedGc, IdleCollector } from "./idle_gc.ts";
 import { InFlightTurns } from "./inflight.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
@@ -419,12 +419,9 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   }
   if (config.configPath) log.debug("config file {path}", { path: config.configPath });
   if (collector) {
-    log.debug(
-      "idle collection on: a full garbage collection {ms} ms after the last turn and request",
-      {
-        ms: options.idleCollectMs ?? IDLE_COLLECT_MS,
-      },
-    );
+    log.debug("idle collection on: a full garbage collection {ms} ms after the last turn", {
+      ms: collector.delayMs,
+    });
   } else if (options.collectGarbage === undefined) {
     log.info(
       "idle collection off: V8's gc is not exposed (`deno task start` and the binary pass " +
