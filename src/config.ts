@@ -87,6 +87,8 @@ export const ConfigSchema = z.strictObject({
   allowUnauthenticatedRemote: z.boolean().default(false),
   /** Extra host names the `Host` header may carry (DNS-rebinding guard), for remote binds. */
   allowedHosts: z.array(z.string().min(1)).default([]),
+  /** Children work only in directories under these roots (empty: anywhere but system dirs). */
+  workspaceRoots: z.array(z.string().min(1)).default([]),
   councilSize: z.number().int().positive().optional(),
   passApiKeys: z.boolean().default(false),
   heartbeatMs: z.number().int().positive().default(5000),

@@ -358,6 +358,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       keepAliveMs: config.keepAliveMs,
       passApiKeys: config.passApiKeys,
       gatewayToken: config.token,
+      workspace: { workspaceRoots: config.workspaceRoots },
       clock: options.clock,
     };
     return {

@@ -1,14 +1,9 @@
 /**
  * Derives a TurnRequest from protocol-free input: working directory, classified ask, session key.
  */
-import { isAbsolute } from "node:path";
 import type { TranscriptEntry, TurnInput, TurnRequest } from "./types.ts";
+import { recoverWorkingDirectory, type WorkspacePolicy } from "./workdir.ts";
 
-// Compiled once: these run on every request.
-/** `Primary working directory: /abs`, `Working directory: /abs`, `cwd: /abs` (one per line). */
-const WORKING_DIR_LINE = /(?:^|[^a-z])(?:working directory|cwd):[ \t]*(\/[^\n\r]*)/gim;
-/** Codex's `<environment_context>` block (in a user or developer message). */
-const CODEX_CWD = /<environment_context>[\s\S]*?<cwd>([^<]+)<\/cwd>/gi;
 const SCAFFOLDING_TAGS = [
   "system-reminder",
   "ide_opened_file",
@@ -28,58 +23,6 @@ const SCAFFOLDING = new RegExp(
   SCAFFOLDING_TAGS.map((tag) => `<${tag}\\b[^>]*>[\\s\\S]*?</${tag}>`).join("|"),
   "gi",
 );
-
-function isDirectory(path: string): boolean {
-  try {
-    return Deno.statSync(path).isDirectory;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Every candidate working directory named in a text, in order of appearance. `lines: false`
- * looks only for Codex's `<environment_context>` block (for conversation text, where a user
- * typing `cwd: /` must not move the children).
- */
-export function findWorkingDirectories(text: string, { lines = true } = {}): string[] {
-  const found: { at: number; path: string }[] = [];
-  for (const m of text.matchAll(CODEX_CWD)) found.push({ at: m.index, path: m[1].trim() });
-  if (lines) {
-    for (const m of text.matchAll(WORKING_DIR_LINE)) {
-      found.push({ at: m.index, path: m[1].trim() });
-    }
-  }
-  return found.sort((a, b) => a.at - b.at).map((f) => f.path);
-}
-
-/** The first candidate working directory in a text, if any. */
-export function findWorkingDirectory(text: string): string | undefined {
-  return findWorkingDirectories(text)[0];
-}
-
-/**
- * SPEC §1.1.3: the first absolute path named in the system prompt's environment block (or in
- * Codex's `<environment_context>`, which it puts in a system / user message) that exists as a
- * directory; undefined otherwise (children then run in an empty temp dir). `working directory:`
- * / `cwd:` lines count only in the system prompt; tool results and assistant text are not
- * searched at all: what a user types or a file contains must not move the children.
- */
-export function recoverWorkingDirectory(
-  system: string,
-  transcript: readonly TranscriptEntry[],
-  exists: (path: string) => boolean = isDirectory,
-): string | undefined {
-  const candidates = [
-    ...findWorkingDirectories(system),
-    ...transcript.flatMap((e) =>
-      e.kind === "system" || e.kind === "user"
-        ? findWorkingDirectories(e.text, { lines: false })
-        : []
-    ),
-  ];
-  return candidates.find((path) => isAbsolute(path) && exists(path));
-}
 
 /** Removes injected harness scaffolding (system reminders, IDE context, command wrappers). */
 export function stripScaffolding(text: string): string {
@@ -143,11 +86,16 @@ export async function sessionKeyOf(
 }
 
 /** Builds the council's TurnRequest from what the protocol layer extracted. */
-export async function newTurnRequest(input: TurnInput): Promise<TurnRequest> {
+export async function newTurnRequest(
+  input: TurnInput,
+  policy: WorkspacePolicy = {},
+): Promise<TurnRequest> {
+  const workdir = recoverWorkingDirectory(input.system, input.transcript, policy);
   return {
     ...input,
     id: crypto.randomUUID().slice(0, 8),
-    cwd: recoverWorkingDirectory(input.system, input.transcript),
+    cwd: workdir.path,
+    ...(workdir.note ? { cwdNote: workdir.note } : {}),
     ask: classifyAsk(input.transcript),
     sessionKey: await sessionKeyOf(input.system, input.transcript),
   };

@@ -247,6 +247,7 @@ class Turn {
       },
     );
     this.#log.debug("ask: {ask}", { ask: request.ask });
+    if (request.cwdNote) this.#progress(request.cwdNote, "info");
     if (config.defaultAgents.length === 0) {
       this.#log.warn("no agents configured");
       this.#failed = true;

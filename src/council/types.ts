@@ -42,6 +42,8 @@ export interface TurnRequest extends TurnInput {
   id: string;
   /** Recovered working directory (absolute, existing) or undefined → empty temp dir. */
   cwd?: string;
+  /** Why the directory the host named is not used (a system directory, outside the roots). */
+  cwdNote?: string;
   /** The user's actual ask with harness scaffolding stripped (drives fan-out). */
   ask: string;
   /** SHA-256 hex of system prompt + first user message. */

@@ -4,6 +4,7 @@
 import type { Context } from "hono";
 import type { Clock } from "../clock.ts";
 import type { RunTurn } from "../council/types.ts";
+import type { WorkspacePolicy } from "../council/workdir.ts";
 
 export interface ProtocolDeps {
   runTurn: RunTurn;
@@ -15,6 +16,8 @@ export interface ProtocolDeps {
   passApiKeys: boolean;
   /** The gateway's own inbound token; never forwarded as a provider credential. */
   gatewayToken?: string;
+  /** Where children may work (config `workspaceRoots`). */
+  workspace?: WorkspacePolicy;
   clock?: Clock;
 }
 

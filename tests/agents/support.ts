@@ -64,10 +64,17 @@ export async function tempDir(
  * A real agent CLI for the real-CLI tests: `$COUNCIL_TEST_CLI_DIR/node_modules/.bin/<name>`
  * (default ~/.cache/council-gateway-test), else PATH; it must answer `--version`.
  */
-export function findTestCli(name: string, version: RegExp): { path?: string; reason?: string } {
-  const dir = Deno.env.get("COUNCIL_TEST_CLI_DIR") ??
+export function findTestCli(
+  name: string,
+  version: RegExp,
+  subdir?: string,
+): { path?: string; reason?: string } {
+  const root = Deno.env.get("COUNCIL_TEST_CLI_DIR") ??
     `${Deno.env.get("HOME") ?? ""}/.cache/council-gateway-test`;
-  for (const path of [`${dir}/node_modules/.bin/${name}`, findOnPath(name, Deno.env.get)]) {
+  const dir = subdir ? `${root}/${subdir}` : root;
+  // An older pinned version lives only in its subdirectory; PATH is a fallback for the newest.
+  const onPath = subdir ? undefined : findOnPath(name, Deno.env.get);
+  for (const path of [`${dir}/node_modules/.bin/${name}`, onPath]) {
     if (!path) continue;
     try {
       const out = new Deno.Command(path, { args: ["--version"], stdout: "piped", stderr: "piped" })

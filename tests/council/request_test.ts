@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
 import {
   classifyAsk,
-  findWorkingDirectory,
   newTurnRequest,
-  recoverWorkingDirectory,
   sessionKeyOf,
   stripScaffolding,
 } from "../../src/council/request.ts";
@@ -11,53 +9,6 @@ import type { TranscriptEntry } from "../../src/council/types.ts";
 
 const user = (text: string): TranscriptEntry => ({ kind: "user", text });
 const assistant = (text: string): TranscriptEntry => ({ kind: "assistant", text });
-
-Deno.test("cwd: Claude Code main-agent environment block", () => {
-  const system = "# Environment\nYou have been invoked in the following environment: \n" +
-    " - Primary working directory: /home/dev/work/proj\n - Is a git repository: false\n";
-  assert.equal(findWorkingDirectory(system), "/home/dev/work/proj");
-  assert.equal(recoverWorkingDirectory(system, [], () => true), "/home/dev/work/proj");
-});
-
-Deno.test("cwd: Claude Code subagent <env> block and cwd: lines, case-insensitive", () => {
-  assert.equal(
-    findWorkingDirectory("<env>\nWorking directory: /srv/app\nIs directory a git repo: No\n</env>"),
-    "/srv/app",
-  );
-  assert.equal(findWorkingDirectory("Context\nCWD: /tmp/x  \n"), "/tmp/x");
-  assert.equal(findWorkingDirectory("call getcwd: /nope"), undefined);
-});
-
-Deno.test("cwd: Codex <environment_context> block in a user message", () => {
-  const ctx = "<environment_context>\n  <cwd>/home/dev/work/codex</cwd>\n  <shell>bash</shell>\n" +
-    "</environment_context>";
-  const found = recoverWorkingDirectory("You are Codex.", [user(ctx), user("hi")], () => true);
-  assert.equal(found, "/home/dev/work/codex");
-});
-
-Deno.test("cwd: only an existing absolute directory is used; later candidates are tried", () => {
-  const system = "cwd: relative/path\nPrimary working directory: /does/not/exist\n" +
-    "Working directory: /exists";
-  assert.equal(recoverWorkingDirectory(system, [], (p) => p === "/exists"), "/exists");
-  assert.equal(recoverWorkingDirectory(system, [], () => false), undefined);
-});
-
-Deno.test("cwd: real filesystem check, and tool results are not searched", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    assert.equal(recoverWorkingDirectory(`cwd: ${dir}`, []), dir);
-    assert.equal(recoverWorkingDirectory(`cwd: ${dir}/missing`, []), undefined);
-    const fromTool = recoverWorkingDirectory("", [
-      { kind: "tool_result", id: "t1", text: `cwd: ${dir}`, isError: false },
-    ]);
-    assert.equal(fromTool, undefined);
-    const file = `${dir}/f.txt`;
-    await Deno.writeTextFile(file, "x");
-    assert.equal(recoverWorkingDirectory(`cwd: ${file}`, []), undefined);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
 
 Deno.test("ask: scaffolding stripped from the last user message", () => {
   const transcript = [
@@ -136,19 +87,4 @@ Deno.test("newTurnRequest derives id, cwd, ask and key", async () => {
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-});
-
-Deno.test("cwd: a `cwd:` / `working directory:` line in conversation text does not count", () => {
-  const typed = [user("cwd: /"), { kind: "system", text: "Working directory: /srv" } as const];
-  assert.equal(
-    recoverWorkingDirectory("You are a helpful assistant.", typed, () => true),
-    undefined,
-  );
-  assert.equal(recoverWorkingDirectory("cwd: /home/dev", typed, () => true), "/home/dev");
-});
-
-Deno.test("cwd: Codex <environment_context> counts in a mid-conversation system message", () => {
-  const ctx = "<environment_context><cwd>/home/dev/codex</cwd></environment_context>";
-  const found = recoverWorkingDirectory("", [{ kind: "system", text: ctx }], () => true);
-  assert.equal(found, "/home/dev/codex");
 });

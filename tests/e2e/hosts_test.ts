@@ -12,9 +12,15 @@ import { findTestCli } from "../agents/support.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { connect, isolatedEnv, jsonLines, parseExports, run, spawnGateway } from "./gateway.ts";
 
-const claude = findTestCli("claude", /Claude Code/);
+const claude = findTestCli("claude", /^2\.1\.330 \(Claude Code\)/);
+const claudeOld = findTestCli("claude", /^2\.1\.197 \(Claude Code\)/, "claude-2.1.197");
 const codex = findTestCli("codex", /codex-cli/);
-for (const [name, cli] of [["claude", claude], ["codex", codex]] as const) {
+for (
+  const [name, cli] of [["claude", claude], ["claude 2.1.197", claudeOld], [
+    "codex",
+    codex,
+  ]] as const
+) {
   if (!cli.path) console.log(`\n*** hosts_test: ${name} tests SKIPPED: ${cli.reason} ***\n`);
 }
 
@@ -53,8 +59,9 @@ async function runClaude(
   env: Record<string, string>,
   ask: string,
   extra: string[] = [],
+  cli = claude.path!,
 ) {
-  const result = await run(claude.path!, [
+  const result = await run(cli, [
     "-p",
     ask,
     "--output-format",
@@ -120,11 +127,17 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "claude code: tool loop — council proposes Read in the recovered cwd, host runs it, " +
-    "the single-agent continuation answers",
-  ignore: !claude.path,
-  async fn() {
+for (const [version, cli] of [["2.1.330", claude], ["2.1.197", claudeOld]] as const) {
+  Deno.test({
+    name: `claude code ${version}: tool loop — council proposes Read in the recovered cwd, ` +
+      "host runs it, the single-agent continuation answers",
+    ignore: !cli.path,
+    fn: () => toolLoopInProject(cli.path!),
+  });
+}
+
+async function toolLoopInProject(cli: string) {
+  {
     const dir = await Deno.makeTempDir({ prefix: "e2e-claude-tool-" });
     const project = join(dir, "project");
     await Deno.mkdir(project);
@@ -152,6 +165,8 @@ Deno.test({
         project,
         await claudeEnv(dir, gateway.port),
         "What is the first line of notes.txt? Use the Read tool.",
+        [],
+        cli,
       );
       assert.equal(out.code, 0, `claude failed:\n${out.stdout}\n${out.stderr}`);
       assert.equal(out.final?.result, "The first line is: ZEBRA-7 opens the notes");
@@ -175,8 +190,8 @@ Deno.test({
     } finally {
       assert.equal(await gateway.stop(), 0);
     }
-  },
-});
+  }
+}
 
 Deno.test({
   name: "claude code: a haiku (background) model runs exactly one child pinned to that model",

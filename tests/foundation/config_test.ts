@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   configCandidates,
   ConfigError,
+  ConfigSchema,
   DEFAULT_MODELS,
   findOnPath,
   loadConfig,
@@ -78,11 +79,12 @@ Deno.test("config: the issue's example message for a misspelled runner", async (
 Deno.test("config: an unknown key names its path and the allowed keys", async () => {
   assert.equal(
     await configError("fanoutPolicy: always\n"),
-    "config: fanoutPolicy: unknown key (did you mean fanOutPolicy?); allowed: host, port, token, " +
-      "logLevel, logJson, streamProgress, progressDetail, fanOutPolicy, fanOutScope, maxTurns, " +
-      "maxSessionUsd, sessionCapacity, ledger, allowUnauthenticatedRemote, allowedHosts, " +
-      "councilSize, passApiKeys, heartbeatMs, telemetryMs, keepAliveMs, maxBodyBytes, judge, " +
-      "defaultAgents, pricing",
+    "config: fanoutPolicy: unknown key (did you mean fanOutPolicy?); allowed: " +
+      Object.keys(ConfigSchema.shape).join(", "),
+  );
+  assert.match(
+    await configError("fanoutPolicy: always\n"),
+    /; allowed: host, port, token, logLevel, .*fanOutPolicy, .*defaultAgents, pricing/,
   );
   assert.equal(
     await configError("defaultAgents:\n  - runner: claude\n    model: opus\n    modle: x\n"),

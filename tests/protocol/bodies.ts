@@ -86,6 +86,30 @@ export function claudeAsk(ask: string, extra: Record<string, unknown> = {}) {
   return claudeBody([claudeFirstUser(ask), CLAUDE_SYSTEM_MESSAGE], extra);
 }
 
+/**
+ * A first-turn body in the shape of Claude Code 2.1.330: the environment block is not in
+ * `system` but in a `role: "system"` message (text blocks) after the first user message.
+ */
+export function claude330Ask(ask: string, cwd = CWD) {
+  const system = CLAUDE_SYSTEM.map((block, i) =>
+    i === 2 ? { ...block, text: "\nHelp with code, and use judgment.\n" } : block
+  );
+  const environment = {
+    role: "system",
+    content: [{
+      type: "text",
+      text: "# Environment\nYou have been invoked in the following environment: \n" +
+        ` - Primary working directory: ${cwd}\n - Is a git repository: false\n - Platform: linux\n`,
+    }],
+  };
+  return claudeBody([claudeFirstUser(ask), environment], {
+    model: "claude-opus-5-5",
+    system,
+    max_tokens: 128000,
+    thinking: { type: "adaptive", display: "updates" },
+  });
+}
+
 /** The Codex base prompt items: two developer messages, environment context, the ask. */
 export function codexInput(ask: string) {
   return [

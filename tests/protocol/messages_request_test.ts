@@ -3,7 +3,14 @@ import { newTurnRequest } from "../../src/council/request.ts";
 import { newProgressSignature } from "../../src/protocol/ids.ts";
 import { describeInvalid } from "../../src/protocol/invalid.ts";
 import { MessagesRequestSchema, messagesTurnInput } from "../../src/protocol/messages/request.ts";
-import { CLAUDE_SYSTEM_MESSAGE, claudeAsk, claudeBody, claudeFirstUser, CWD } from "./bodies.ts";
+import {
+  claude330Ask,
+  CLAUDE_SYSTEM_MESSAGE,
+  claudeAsk,
+  claudeBody,
+  claudeFirstUser,
+  CWD,
+} from "./bodies.ts";
 
 function input(body: unknown) {
   return messagesTurnInput(MessagesRequestSchema.parse(body));
@@ -51,6 +58,19 @@ Deno.test("messages request: the council derives cwd and the ask from Claude Cod
   const request = await newTurnRequest(input(claudeAsk("say hi")));
   assert.equal(request.cwd, CWD);
   assert.equal(request.ask, "say hi");
+});
+
+Deno.test("messages request: Claude Code 2.1.330 — cwd from the system-role message", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "cc330-cwd-" }));
+  try {
+    const body = claude330Ask("say hi", dir);
+    assert.ok(!JSON.stringify(body.system).includes("working directory"), "not in system");
+    const request = await newTurnRequest(input(body));
+    assert.equal(request.cwd, dir);
+    assert.equal(request.ask, "say hi");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("messages request: a tool round trip is a continuation with ordered entries", () => {

@@ -57,7 +57,7 @@ async function jsonReply(
 async function handle(deps: ProtocolDeps, c: Context, parsed: MessagesRequest): Promise<Response> {
   const credentials = hostCredentials(c.req.raw.headers, ANTHROPIC_CREDENTIALS, deps);
   const input = messagesTurnInput(parsed, credentials);
-  const request = await newTurnRequest(input);
+  const request = await newTurnRequest(input, deps.workspace);
   const inputTokens = inputTokensOf(input);
   logger.with({ turn: request.id }).info(
     "messages turn: model={model} stream={stream} tools={tools} continuation={continuation}",

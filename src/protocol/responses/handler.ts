@@ -48,7 +48,7 @@ async function jsonReply(
 async function handle(deps: ProtocolDeps, c: Context, parsed: ResponsesRequest): Promise<Response> {
   const credentials = hostCredentials(c.req.raw.headers, OPENAI_CREDENTIALS, deps);
   const input = responsesTurnInput(parsed, credentials);
-  const request = await newTurnRequest(input);
+  const request = await newTurnRequest(input, deps.workspace);
   const inputTokens = inputTokensOf(input);
   const head: ResponseHead = {
     id: newId("resp_"),
