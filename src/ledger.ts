@@ -8,7 +8,7 @@ import { z } from "zod";
 import { LineSplitter } from "./agents/process.ts";
 import { moduleLogger } from "./log.ts";
 import type { Session, SessionStore } from "./council/session.ts";
-import type { CallRecord, TurnRecord } from "./council/turn.ts";
+import type { CallRecord, TurnRecord } from "./council/records.ts";
 
 export const LEDGER_VERSION = 1;
 

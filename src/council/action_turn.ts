@@ -1,0 +1,113 @@
+/**
+ * Action turns: each child proposes one action; valid proposals are tallied, and a unanimous
+ * one is taken as is, otherwise the synthesizer picks one by number (copied verbatim).
+ */
+import {
+  type Ballot,
+  describeProposal,
+  mostProposed,
+  parseChoice,
+  readReply,
+  resolveChoice,
+  tally,
+  ToolChecker,
+} from "./actions.ts";
+import { callAgent, childFailure, type ChildReply, runChildren } from "./calls.ts";
+import type { Failure } from "./notices.ts";
+import type { RunPlan } from "./plan.ts";
+import { actionPrompt, selectionPrompt } from "./prompts.ts";
+import { synthesizerOrder } from "./synthesizers.ts";
+import type { TurnContext } from "./turn_context.ts";
+import type { Outcome } from "./types.ts";
+
+export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outcome> {
+  const request = turn.request;
+  const children = plan.kind === "single" ? [plan.child] : plan.children;
+  const replies = await runChildren(
+    turn,
+    children,
+    (child) => actionPrompt(request, request.tools, child.directive),
+  );
+  if (turn.signal.aborted) return turn.cancelled();
+
+  const checker = new ToolChecker(request.tools);
+  const ballots: Ballot[] = [];
+  const prose: ChildReply[] = [];
+  const failures: Failure[] = [];
+  for (const reply of replies) {
+    const { child, result } = reply;
+    if (!result.ok || !result.text.trim()) {
+      failures.push(childFailure(reply));
+      continue;
+    }
+    const reading = readReply(result.text, checker);
+    if (reading.kind === "dropped") {
+      turn.progress(`${child.label}: ${reading.reason}`, "info");
+      failures.push({ label: child.label, reason: reading.reason });
+      if (reading.prose) prose.push(reply);
+      continue;
+    }
+    const { proposal } = reading;
+    turn.progress(`${child.label} proposes ${describeProposal(proposal)}`, "info");
+    ballots.push({ child: child.index, proposal });
+  }
+
+  if (ballots.length === 0) {
+    if (prose.length > 0) {
+      // Tolerance: a child that ignored the format but replied in prose still answered.
+      turn.progress(`no valid action — ${prose[0].child.label}'s reply becomes the answer`, "info");
+      return { kind: "answer", text: prose[0].result.text.trim() };
+    }
+    return turn.allFailed(failures);
+  }
+  const groups = tally(ballots);
+  if (groups.length === 1) {
+    const { first, votes } = groups[0];
+    turn.progress(
+      `${votes === 1 ? "one valid proposal" : `unanimous (${votes} agents)`}: ` +
+        `${describeProposal(first.proposal)} — synthesis skipped`,
+      "info",
+    );
+    return first.proposal;
+  }
+  return await select(turn, ballots, replies, children.length);
+}
+
+/** The synthesizer picks a proposal by number (copied verbatim) or writes an answer. */
+async function select(
+  turn: TurnContext,
+  ballots: Ballot[],
+  replies: ChildReply[],
+  childCount: number,
+): Promise<Outcome> {
+  const request = turn.request;
+  const groups = tally(ballots);
+  const prompt = selectionPrompt(
+    request,
+    request.tools,
+    groups.map((g) => ({ proposal: g.first.proposal, votes: g.votes })),
+    childCount,
+  );
+  for (const agent of synthesizerOrder(turn.env.config.defaultAgents, replies)) {
+    turn.progress(`${agent.name} chooses among ${groups.length} proposals`, "info");
+    const result = await callAgent(turn, agent, prompt, {
+      role: "synth",
+      label: `${agent.name} (synth)`,
+    });
+    if (turn.signal.aborted) return turn.cancelled();
+    if (!result.ok) continue;
+    const chosen = resolveChoice(parseChoice(result.text), groups);
+    if (chosen) {
+      turn.progress(`${agent.name} chose ${chosen.describe}`, "info");
+      return chosen.proposal;
+    }
+    turn.progress(`${agent.name}'s choice is unusable`, "info");
+    break;
+  }
+  const fallback = mostProposed(ballots)!;
+  turn.progress(
+    `falling back to the most-proposed action: ${describeProposal(fallback.proposal)}`,
+    "info",
+  );
+  return fallback.proposal;
+}

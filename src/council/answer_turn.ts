@@ -1,0 +1,99 @@
+/**
+ * Answer turns: a lone child answers live, or the children answer and a synthesizer combines
+ * their anonymised, shuffled candidates into the one answer.
+ */
+import { callAgent, childFailure, type ChildReply, runChildren } from "./calls.ts";
+import { type Failure, failureReason } from "./notices.ts";
+import type { RunPlan } from "./plan.ts";
+import { oneLine } from "./progress.ts";
+import { answerPrompt, synthesisPrompt } from "./prompts.ts";
+import { synthesizerOrder } from "./synthesizers.ts";
+import type { TurnContext } from "./turn_context.ts";
+import type { Outcome } from "./types.ts";
+
+export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outcome> {
+  const conversation = turn.request;
+  if (plan.kind === "single") {
+    const { child } = plan;
+    const result = await callAgent(turn, child.agent, answerPrompt(conversation, child.directive), {
+      role: "child",
+      label: child.label,
+      model: child.model,
+      onText: (text) => turn.answer.write(text),
+    });
+    if (result.ok && (result.text.trim() || turn.answer.segment.trim())) {
+      turn.answer.complete(result.text);
+      return { kind: "answer", text: turn.answer.text };
+    }
+    if (turn.signal.aborted) return turn.cancelled();
+    const failure = { label: child.label, reason: failureReason(result) };
+    if (!turn.answer.started) return turn.allFailed([failure]);
+    turn.answer.write(`\n\n(${child.label} stopped before finishing: ${failure.reason})`);
+    return { kind: "answer", text: turn.answer.text };
+  }
+
+  const replies = await runChildren(
+    turn,
+    plan.children,
+    (child) => answerPrompt(conversation, child.directive),
+  );
+  if (turn.signal.aborted) return turn.cancelled();
+  const candidates = replies.filter((r) => r.result.ok && r.result.text.trim());
+  if (candidates.length === 0) return turn.allFailed(replies.map(childFailure));
+  // Even a lone surviving candidate goes through the synthesizer: on a fanned-out turn only
+  // the synthesizer writes the answer (SPEC §6.5), and it can still check and fix that draft.
+  return await synthesize(turn, candidates, replies);
+}
+
+/** Agent 0 synthesizes; on failure the next agent that answered does; else the best candidate. */
+async function synthesize(
+  turn: TurnContext,
+  candidates: ChildReply[],
+  replies: ChildReply[],
+): Promise<Outcome> {
+  const shuffled = shuffle(candidates, turn.env.random);
+  const prompt = synthesisPrompt(turn.request, shuffled.map((c) => c.result.text));
+  const synthesizers = synthesizerOrder(turn.env.config.defaultAgents, replies);
+  const failures: Failure[] = [];
+  for (const [k, agent] of synthesizers.entries()) {
+    turn.progress(`${agent.name} synthesizes ${candidates.length} anonymised candidates`, "info");
+    turn.answer.newSegment();
+    const result = await callAgent(turn, agent, prompt, {
+      role: "synth",
+      label: `${agent.name} (synth)`,
+      onText: (text) => turn.answer.write(text),
+    });
+    if (result.ok && (result.text.trim() || turn.answer.segment.trim())) {
+      turn.answer.complete(result.text);
+      return { kind: "answer", text: turn.answer.text };
+    }
+    if (turn.signal.aborted) return turn.cancelled();
+    failures.push({ label: agent.name, reason: failureReason(result) });
+    const next = synthesizers[k + 1];
+    if (turn.answer.segment && next) {
+      turn.answer.write(
+        `\n\n---\n(${agent.name} stopped while writing this answer; ${next.name} writes it ` +
+          `again below.)\n\n`,
+      );
+    }
+  }
+  const best = candidates[0];
+  const why = failures.map((f) => `${f.label}: ${oneLine(f.reason)}`).join("; ");
+  turn.progress(`no synthesizer succeeded — returning ${best.child.label}'s answer`, "info");
+  turn.answer.write(
+    `${turn.answer.started ? "\n\n---\n" : ""}${best.result.text}\n\n` +
+      `(Note: the council could not combine its answers (${why}); this is ` +
+      `${best.child.label}'s answer unchanged.)`,
+  );
+  return { kind: "answer", text: turn.answer.text };
+}
+
+/** Fisher–Yates with an injected random source. */
+export function shuffle<T>(items: readonly T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.min(i, Math.floor(random() * (i + 1)));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}

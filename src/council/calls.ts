@@ -1,0 +1,114 @@
+/**
+ * Agent calls of a turn: one metered, narrated, recorded call, and the children run in parallel.
+ */
+import type { AgentConfig } from "../config.ts";
+import type { AgentResult, AgentRole } from "../agents/types.ts";
+import { type Failure, failureReason } from "./notices.ts";
+import type { ChildPlan } from "./plan.ts";
+import { oneLine } from "./progress.ts";
+import type { TurnContext } from "./turn_context.ts";
+
+export interface CallOptions {
+  role: AgentRole;
+  label: string;
+  model?: string;
+  /** Receives the call's text deltas (the answer stream); such text never goes to progress. */
+  onText?: (text: string) => void;
+}
+
+/** One child's reply, with the plan that produced it. */
+export interface ChildReply {
+  child: ChildPlan;
+  result: AgentResult;
+}
+
+/** One metered, narrated agent call. Never throws. */
+export async function callAgent(
+  turn: TurnContext,
+  agent: AgentConfig,
+  prompt: string,
+  options: CallOptions,
+): Promise<AgentResult> {
+  const { config, runAgent } = turn.env;
+  turn.meter.called();
+  const tracker = turn.narrator.track(
+    options.label,
+    options.onText === undefined && options.role !== "judge",
+  );
+  let result: AgentResult;
+  try {
+    result = await runAgent(agent, prompt, {
+      role: options.role,
+      cwd: turn.request.cwd,
+      model: options.model,
+      signal: turn.signal,
+      turnId: turn.request.id,
+      hostCredentials: config.passApiKeys ? turn.request.hostCredentials : undefined,
+      onEvent: (event) => {
+        tracker.onEvent(event);
+        if (event.type === "text" && options.onText) options.onText(event.text);
+      },
+    });
+  } catch (err) {
+    result = thrownResult(agent, options, err);
+  }
+  turn.meter.add(result.usage);
+  turn.calls.push({
+    label: options.label,
+    agent: agent.name,
+    model: result.model,
+    role: options.role,
+    ok: result.ok,
+    timedOut: result.timedOut,
+    aborted: result.aborted,
+    exitCode: result.exitCode,
+    durationMs: result.durationMs,
+    usage: result.usage,
+  });
+  tracker.finished(result);
+  if (!result.ok && !result.aborted) {
+    turn.log.warn("{label} failed: {error}", {
+      label: options.label,
+      error: result.error ?? "(no message)",
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+    });
+  }
+  return result;
+}
+
+/** Runs every child at once and waits for all of them. */
+export function runChildren(
+  turn: TurnContext,
+  children: readonly ChildPlan[],
+  promptFor: (child: ChildPlan) => string,
+): Promise<ChildReply[]> {
+  return Promise.all(children.map(async (child) => ({
+    child,
+    result: await callAgent(turn, child.agent, promptFor(child), {
+      role: "child",
+      label: child.label,
+      model: child.model,
+    }),
+  })));
+}
+
+export function childFailure(reply: ChildReply): Failure {
+  return { label: reply.child.label, reason: failureReason(reply.result) };
+}
+
+function thrownResult(agent: AgentConfig, options: CallOptions, err: unknown): AgentResult {
+  return {
+    agent: agent.name,
+    model: options.model ?? agent.model,
+    role: options.role,
+    ok: false,
+    text: "",
+    error: `${agent.name}: ${oneLine(String(err))}`,
+    exitCode: null,
+    timedOut: false,
+    aborted: false,
+    durationMs: 0,
+    usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: true },
+  };
+}

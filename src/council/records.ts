@@ -1,0 +1,54 @@
+/**
+ * What a finished turn leaves behind for a ledger: its decision and every agent call it made.
+ */
+import type { AgentRole, AgentUsage } from "../agents/types.ts";
+import type { Outcome, TurnUsage } from "./types.ts";
+
+/** What the turn decided before running agents: how many, which, and why. */
+export interface TurnDecision {
+  /**
+   * `single` / `fanout`: a council ran; `capped`: the session was at a cap; `no-agents`: none
+   * configured; `unplanned`: the turn broke before planning finished.
+   */
+  kind: "single" | "fanout" | "capped" | "no-agents" | "unplanned";
+  reason: string;
+  /** Labels of the children consulted (empty when none ran). */
+  agents: string[];
+}
+
+/** One agent call of a turn (judge, child or synthesizer), as it ended. */
+export interface CallRecord {
+  /** Label in progress lines (`claude`, `claude#2`, `claude (synth)`, `judge`). */
+  label: string;
+  agent: string;
+  model: string;
+  role: AgentRole;
+  ok: boolean;
+  timedOut: boolean;
+  aborted: boolean;
+  exitCode: number | null;
+  durationMs: number;
+  usage: AgentUsage;
+}
+
+/** One finished turn, as a ledger would keep it. */
+export interface TurnRecord {
+  turnId: string;
+  sessionKey: string;
+  usage: TurnUsage;
+  /** The session's counters after this turn. */
+  sessionTurns: number;
+  sessionUsd: number;
+  outcomeKind: Outcome["kind"];
+  /** When the turn ended (epoch ms, from the council's clock). */
+  endedAt: number;
+  /** Whether the turn counted toward the session's turn cap (not when capped or agentless). */
+  counted: boolean;
+  decision: TurnDecision;
+  /** Every agent call, in the order they ended. */
+  calls: CallRecord[];
+  /** No agent produced anything. */
+  failed: boolean;
+  /** The turn was cancelled (client gone or shutdown); the spend of the calls made still counts. */
+  cancelled: boolean;
+}

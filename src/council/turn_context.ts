@@ -1,0 +1,106 @@
+/**
+ * What the steps of one turn share: its request and environment, its meters and records, and
+ * its output (progress lines until the answer starts, then the answer stream).
+ */
+import { getLogger, type Logger } from "@logtape/logtape";
+import type { Clock } from "../clock.ts";
+import type { Config } from "../config.ts";
+import type { RunAgent } from "../agents/types.ts";
+import { AnswerWriter } from "./answer.ts";
+import { TurnMeter } from "./cost.ts";
+import { allFailedNotice, CANCELLED_NOTICE, type Failure } from "./notices.ts";
+import { type LineLevel, Narrator, oneLine, recapLine } from "./progress.ts";
+import type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
+import type { SessionStore } from "./session.ts";
+import type { Outcome, TurnEvent, TurnRequest } from "./types.ts";
+
+/** What every turn of a council runs against. */
+export interface TurnEnv {
+  config: Readonly<Config>;
+  runAgent: RunAgent;
+  clock: Clock;
+  random: () => number;
+  sessions: SessionStore;
+  onTurnEnd?: (record: TurnRecord) => void;
+}
+
+const logger = getLogger(["council-gateway", "council"]);
+
+export class TurnContext {
+  readonly env: TurnEnv;
+  readonly request: TurnRequest;
+  readonly signal: AbortSignal;
+  readonly emit: (event: TurnEvent) => void;
+  readonly log: Logger;
+  readonly meter = new TurnMeter();
+  readonly narrator: Narrator;
+  readonly answer: AnswerWriter;
+  readonly startedAt: number;
+  /** Children's labels, for the recap. */
+  consulted: string[] = [];
+  answerStarted = false;
+  done = false;
+  /** Set when no agent produced anything (the protocol may report the turn as failed). */
+  failed = false;
+  /** For `onTurnEnd`: the decision, whether the turn counted, and every call's result. */
+  decision: TurnDecision = { kind: "unplanned", reason: "not planned", agents: [] };
+  counted = false;
+  readonly calls: CallRecord[] = [];
+
+  constructor(
+    env: TurnEnv,
+    request: TurnRequest,
+    signal: AbortSignal,
+    emit: (event: TurnEvent) => void,
+  ) {
+    this.env = env;
+    this.request = request;
+    this.signal = signal;
+    this.emit = emit;
+    this.log = logger.with({ turn: request.id });
+    this.startedAt = env.clock.now();
+    this.narrator = new Narrator({
+      clock: env.clock,
+      telemetryMs: env.config.telemetryMs,
+      heartbeatMs: env.config.heartbeatMs,
+      interleaved: env.config.progressDetail === "interleaved",
+      emit: (line, level) => this.progress(line, level),
+    });
+    this.answer = new AnswerWriter(
+      () => this.#beginAnswer(),
+      (text) => this.emit({ type: "answer_delta", text }),
+    );
+  }
+
+  /** A progress line: logged, and sent until the answer starts (the channel is then closed). */
+  progress(line: string, level: LineLevel): void {
+    const text = oneLine(line);
+    this.log[level]("{line}", { line: text });
+    if (!this.answerStarted && !this.done) this.emit({ type: "progress", text });
+  }
+
+  recap(): string {
+    const wallMs = this.env.clock.now() - this.startedAt;
+    return recapLine(this.consulted, wallMs, this.meter.calls, this.meter.usd);
+  }
+
+  /** No agent produced anything: a normal answer naming each failure, flagged as failed. */
+  allFailed(failures: readonly Failure[]): Outcome {
+    this.failed = true;
+    return { kind: "answer", text: allFailedNotice(failures) };
+  }
+
+  cancelled(): Outcome {
+    this.log.info("turn cancelled");
+    return { kind: "answer", text: this.answer.started ? this.answer.text : CANCELLED_NOTICE };
+  }
+
+  /** The answer's first delta is next: close progress with the recap so far. */
+  #beginAnswer(): void {
+    // The progress channel closes now, while the answering call still runs: its cost is not
+    // known yet, so this recap says "so far" (the log's closing recap has the final figures).
+    const recap = `${this.recap()} so far · writing the answer`;
+    this.emit({ type: "progress", text: recap });
+    this.answerStarted = true;
+  }
+}
