@@ -3,6 +3,7 @@
  * compared in constant time; and the start-up rule that a remote bind needs a token.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
+import { isLoopbackHost } from "./origins.ts";
 
 function sha256(text: string): Uint8Array {
   return createHash("sha256").update(text, "utf8").digest();
@@ -35,15 +36,6 @@ export function createTokenCheck(token: string | undefined): (headers: Headers) 
     }
     return ok;
   };
-}
-
-/** True for names and addresses that only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
-  if (h === "localhost" || h.endsWith(".localhost")) return true;
-  if (h === "::1" || h === "0:0:0:0:0:0:0:1") return true;
-  if (/^::ffff:127\.\d+\.\d+\.\d+$/.test(h)) return true;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 export interface BindPolicy {

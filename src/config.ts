@@ -6,8 +6,7 @@
 import { z } from "zod";
 import YAML from "yaml";
 import { join, resolve } from "node:path";
-import { endpointKey } from "./agents/env.ts";
-import { isFieldValue } from "./agents/h1_wire.ts";
+import { endpointKey } from "./origins.ts";
 
 /** Runners that spawn an agent CLI. */
 export const CLI_RUNNERS = ["claude", "codex", "gemini", "command"] as const;
@@ -29,7 +28,16 @@ export const PROGRESS_DETAILS = ["telemetry", "interleaved"] as const;
 export const DEFAULT_TIMEOUT_MS = 600_000;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Whether the platform's `Headers` (what fetch sends) accepts this header. */
+function accepts(name: string, value: string): boolean {
+  try {
+    new Headers([[name, value]]);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function isHttpUrl(value: string): boolean {
   try {
@@ -449,16 +457,16 @@ function checkAgentFields(
   };
   if (isHttpRunner(runner)) {
     const headers = entry.headers as Record<string, string> | undefined;
-    const badHeader = Object.keys(headers ?? {}).find((name) => !HEADER_NAME.test(name));
+    const badHeader = Object.keys(headers ?? {}).find((name) => !accepts(name, "x"));
     if (badHeader !== undefined) {
       fail("headers", `${JSON.stringify(badHeader)} is not a valid header name`);
     }
-    const badValue = Object.entries(headers ?? {}).find(([, value]) => !isFieldValue(value));
+    const badValue = Object.entries(headers ?? {}).find(([name, value]) => !accepts(name, value));
     if (badValue !== undefined) {
       fail(
         "headers",
         `the value of ${badValue[0]} has a character a header cannot carry (a line break, ` +
-          "another control character, or one beyond Latin-1)",
+          "NUL, or one beyond Latin-1)",
       );
     }
     const field = CLI_FIELDS.find(given);

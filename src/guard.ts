@@ -6,7 +6,7 @@
  * or send a preflighted request; tests/robustness/browser_test.ts holds that line.)
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { isLoopbackHost } from "./auth.ts";
+import { isLoopbackHost } from "./origins.ts";
 import { moduleLogger } from "./log.ts";
 
 const log = moduleLogger("guard");

@@ -4,7 +4,7 @@
  */
 import { configureSync, getLogger, type LogLevel, type LogRecord } from "@logtape/logtape";
 import type { Logger } from "@logtape/logtape";
-import { CREDENTIAL_VARIABLES } from "./agents/env.ts";
+import { CREDENTIAL_VARIABLES, GATEWAY_TOKEN_VARIABLES } from "./secret_variables.ts";
 
 export type { Logger };
 
@@ -38,7 +38,7 @@ export function moduleLogger(module: string): Logger {
 /** Environment variables whose values are secrets: the agents' credential list plus ours. */
 export const SECRET_ENV_VARS: readonly string[] = [
   "SVC_GATEWAY_TOKEN",
-  "COUNCIL_GATEWAY_TOKEN",
+  ...GATEWAY_TOKEN_VARIABLES,
   ...CREDENTIAL_VARIABLES,
 ];
 

@@ -8,6 +8,7 @@ import { bindPolicyProblem, createTokenCheck } from "./auth.ts";
 import { type Clock, systemClock, type TimerId } from "./clock.ts";
 import { type Config, ConfigError, isHttpRunner } from "./config.ts";
 import { moduleLogger } from "./log.ts";
+import { interfaceAddresses, isWildcardHost, selfOriginsFor, urlHost } from "./origins.ts";
 import {
   type HostRule,
   hostRule,
@@ -229,37 +230,6 @@ export class ListenError extends Error {
   override name = "ListenError";
 }
 
-/** `host` as it appears in a URL (IPv6 bracketed). */
-export function urlHost(host: string): string {
-  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
-}
-
-function isWildcard(host: string): boolean {
-  return host === "0.0.0.0" || host === "::" || host === "[::]";
-}
-
-/**
- * Every origin under which this gateway is reachable from this machine (for the agents layer's
- * recursion scrub). A wildcard bind adds the loopback names and each interface address.
- */
-export function selfOriginsFor(host: string, port: number, interfaces: string[] = []): string[] {
-  const hosts = new Set<string>([host]);
-  const loopback = host === "localhost" || host.startsWith("127.") || host === "::1";
-  if (loopback || isWildcard(host)) {
-    for (const h of ["127.0.0.1", "localhost", "::1"]) hosts.add(h);
-  }
-  if (isWildcard(host)) { for (const address of interfaces) hosts.add(address); }
-  return [...hosts].map((h) => `http://${urlHost(h)}:${port}`);
-}
-
-function interfaceAddresses(): string[] {
-  try {
-    return Deno.networkInterfaces().map((i) => i.address);
-  } catch {
-    return [];
-  }
-}
-
 /** The startup line of DESIGN.md "External interface". */
 export function startupLine(config: Readonly<Config>, port: number): string {
   const agents = config.defaultAgents.map((a) => `${a.name}:${a.model}`).join(",") || "none";
@@ -406,8 +376,12 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   }
 
   const port = server.addr.port;
-  origins = selfOriginsFor(config.host, port, isWildcard(config.host) ? interfaceAddresses() : []);
-  const origin = isWildcard(config.host)
+  origins = selfOriginsFor(
+    config.host,
+    port,
+    isWildcardHost(config.host) ? interfaceAddresses() : [],
+  );
+  const origin = isWildcardHost(config.host)
     ? `http://${config.host.includes(":") ? "[::1]" : "127.0.0.1"}:${port}`
     : `http://${urlHost(config.host)}:${port}`;
 

@@ -2,6 +2,7 @@
  * Small pure helpers the adapters share: reading one JSON line, and turning a tool call into
  * a short human-readable activity line such as "Read notes.txt" or "$ ls -la".
  */
+import { oneLine } from "../text.ts";
 
 /** One stdout line as a JSON object, or why it is not one (blank lines are not errors). */
 export function parseJsonLine(line: string): Record<string, unknown> | "blank" | "invalid" {
@@ -41,10 +42,12 @@ export function numberField(value: unknown, key: string): number | undefined {
   return typeof field === "number" && Number.isFinite(field) ? field : undefined;
 }
 
-/** Collapses whitespace to one line and cuts it to `max` characters. */
-export function oneLine(text: string, max = 120): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+/** The most an activity line shows. */
+const ACTIVITY_CHARS = 120;
+
+/** An activity as one line of at most `ACTIVITY_CHARS`. */
+export function activityText(text: string): string {
+  return oneLine(text, ACTIVITY_CHARS);
 }
 
 /** A path relative to the working directory when it lies inside it. */
@@ -96,5 +99,5 @@ export function describeToolCall(name: string, input: unknown, cwd?: string): st
       : undefined;
     text = firstString ? `${name} ${firstString}` : name;
   }
-  return oneLine(text);
+  return activityText(text);
 }

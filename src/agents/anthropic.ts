@@ -11,8 +11,8 @@ import {
   type HttpAdapter,
   listedModelIds,
   readJson,
-  type SseEvent,
 } from "./http.ts";
+import type { SseEvent } from "./sse.ts";
 
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 export const ANTHROPIC_VERSION = "2023-06-01";

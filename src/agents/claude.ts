@@ -6,10 +6,10 @@ import {
   describeToolCall,
   numberField,
   objectField,
-  oneLine,
   parseJsonLine,
   stringField,
 } from "./activity.ts";
+import { oneLine } from "../text.ts";
 import { hasFlag } from "./flags.ts";
 
 /** Flags that already choose a permission mode; then ours is not added. */

@@ -3,14 +3,15 @@
  */
 import type { Adapter, ParsedLine, ParserContext } from "./types.ts";
 import {
+  activityText,
   numberField,
   objectField,
-  oneLine,
   parseJsonLine,
   shortPath,
   stringField,
   unwrapShell,
 } from "./activity.ts";
+import { oneLine } from "../text.ts";
 import { hasFlag } from "./flags.ts";
 
 /** Flags that already choose a sandbox; then ours is not added (clap rejects duplicates). */
@@ -52,7 +53,7 @@ export function createCodexParser(context: ParserContext = {}): (line: string) =
         shownCommands.add(id);
         return [{
           type: "activity",
-          text: oneLine(`$ ${unwrapShell(stringField(it, "command") ?? "")}`),
+          text: activityText(`$ ${unwrapShell(stringField(it, "command") ?? "")}`),
         }];
       }
       case "file_change": {
@@ -60,7 +61,7 @@ export function createCodexParser(context: ParserContext = {}): (line: string) =
         const changes = Array.isArray(it.changes) ? it.changes : [];
         return changes.map((change): ParsedLine => ({
           type: "activity",
-          text: oneLine(
+          text: activityText(
             `${CHANGE_VERBS[stringField(change, "kind") ?? ""] ?? "Change"} ${
               shortPath(stringField(change, "path") ?? "", context.cwd)
             }`,
@@ -70,11 +71,11 @@ export function createCodexParser(context: ParserContext = {}): (line: string) =
       case "mcp_tool_call": {
         if (event !== "item.started") return [];
         const name = [stringField(it, "server"), stringField(it, "tool")].filter(Boolean).join(".");
-        return [{ type: "activity", text: oneLine(`Tool ${name}`) }];
+        return [{ type: "activity", text: activityText(`Tool ${name}`) }];
       }
       case "web_search":
         return event === "item.started"
-          ? [{ type: "activity", text: oneLine(`Search ${stringField(it, "query") ?? ""}`) }]
+          ? [{ type: "activity", text: activityText(`Search ${stringField(it, "query") ?? ""}`) }]
           : [];
       default:
         return [];

@@ -2,31 +2,13 @@
  * The child's environment: the gateway's own, scrubbed so a child can never call back into
  * the gateway, plus the agent's explicit variables and a recursion marker.
  */
+import { CREDENTIAL_VARIABLES, GATEWAY_TOKEN_VARIABLES } from "../secret_variables.ts";
+import { endpointKey } from "../origins.ts";
 
 /** Header every claude child sends (via ANTHROPIC_CUSTOM_HEADERS); the server refuses it. */
 export const COUNCIL_DEPTH_HEADER = "x-council-depth";
 /** Set to "1" in every child's environment. */
 export const CHILD_MARKER_VARIABLE = "COUNCIL_GATEWAY_CHILD";
-
-/** Provider credentials (docs/protocols.md §4.5), kept only when `passApiKeys` is on. */
-export const CREDENTIAL_VARIABLES: readonly string[] = [
-  "ANTHROPIC_API_KEY",
-  "ANTHROPIC_AUTH_TOKEN",
-  "CLAUDE_CODE_OAUTH_TOKEN",
-  "OPENAI_API_KEY",
-  "CODEX_API_KEY",
-  "CODEX_ACCESS_TOKEN",
-  "GEMINI_API_KEY",
-  "GOOGLE_API_KEY",
-  "GOOGLE_APPLICATION_CREDENTIALS",
-  "CURSOR_API_KEY",
-];
-
-/**
- * Where a user's shell may hold the gateway's own token (besides SVC_*): `connect codex` exports
- * it under this name. Never a child's business.
- */
-export const GATEWAY_TOKEN_VARIABLES: readonly string[] = ["COUNCIL_GATEWAY_TOKEN"];
 
 /** Variables a host agent sets in the shells it spawns; a child must not look nested. */
 export const HOST_MARKER_VARIABLES: readonly string[] = [
@@ -44,23 +26,6 @@ export const HOST_MARKER_VARIABLES: readonly string[] = [
 
 /** Variables that hold a base URL even when written without a scheme. */
 const BASE_URL_NAME = /(BASE_URL|API_BASE|_ENDPOINT)$/;
-
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1", "0.0.0.0", "::"]);
-
-/** `host:port` with every loopback spelling folded into one, or undefined if not a URL. */
-export function endpointKey(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
-  let host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
-  if (LOOPBACK_HOSTS.has(host) || /^127\./.test(host)) host = "loopback";
-  const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  return `${host}:${port}`;
-}
 
 /** Whether a variable's value is a URL that reaches one of the gateway's own origins. */
 export function pointsAtSelf(name: string, value: string, selfOrigins: readonly string[]): boolean {

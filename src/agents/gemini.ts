@@ -6,10 +6,10 @@ import {
   describeToolCall,
   numberField,
   objectField,
-  oneLine,
   parseJsonLine,
   stringField,
 } from "./activity.ts";
+import { oneLine } from "../text.ts";
 import { hasFlag } from "./flags.ts";
 
 const APPROVAL_FLAGS = ["--approval-mode", "--yolo", "-y"];

@@ -12,8 +12,8 @@ import {
   type HttpAdapter,
   listedModelIds,
   readJson,
-  type SseEvent,
 } from "./http.ts";
+import type { SseEvent } from "./sse.ts";
 
 /** `{baseUrl}` without a `/chat/completions` a user may have pasted with it. */
 function apiRoot(agent: AgentConfig): string {

@@ -19,16 +19,10 @@ import { ADAPTERS, HTTP_ADAPTERS } from "./adapters.ts";
 import { childEnvFrom, pointsAtSelf, scrubBaseEnv } from "./env.ts";
 import { costOf, estimateTokens, findPrice, mergePricing } from "./cost.ts";
 import { type ChildExit, type GroupSpawn, machineGroupSpawn, runChild } from "./process.ts";
-import { oneLine } from "./activity.ts";
-import {
-  apiKeyEnvOf,
-  baseUrlOf,
-  clockSleep,
-  redact,
-  streamCompletion,
-  type StreamExit,
-} from "./http.ts";
-import { type Transport, transportFor } from "./transport.ts";
+import { oneLine } from "../text.ts";
+import { apiKeyEnvOf, baseUrlOf } from "./http.ts";
+import { redact } from "./http_errors.ts";
+import { clockSleep, streamCompletion, type StreamExit } from "./http_stream.ts";
 
 const logger = getLogger(["council-gateway", "agents"]);
 
@@ -61,8 +55,6 @@ export interface AgentRunnerOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** HTTP runners: a longer `retry-after` fails the run instead of being waited for (30 s). */
   maxRetryWaitMs?: number;
-  /** HTTP runners: how requests travel (default: by `transportFor`, see transport.ts). */
-  transport?: Transport;
   /** How CLI children get their own process group (default: `machineGroupSpawn()`). */
   groupSpawn?: GroupSpawn;
 }
@@ -372,7 +364,6 @@ export function createAgentRunner(options: AgentRunnerOptions): RunAgent {
       const exit = await streamCompletion({
         adapter,
         request,
-        transport: options.transport ?? transportFor(request.url, env),
         secret: apiKey,
         agentName: agent.name,
         signal: opts.signal,

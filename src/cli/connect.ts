@@ -2,7 +2,7 @@
  * `connect claude|codex`: the exact settings that point a host CLI at this gateway.
  */
 import type { Config } from "../config.ts";
-import { urlHost } from "../server.ts";
+import { urlHost } from "../origins.ts";
 
 /** The variable Codex reads the gateway token from (`env_key` of the provider block). */
 export const CODEX_ENV_KEY = "COUNCIL_GATEWAY_TOKEN";

@@ -11,9 +11,10 @@ import {
   type HttpRunner,
   isHttpRunner,
 } from "../config.ts";
-import { urlHost } from "../server.ts";
+import { urlHost } from "../origins.ts";
 import { HTTP_ADAPTERS } from "../agents/adapters.ts";
-import { apiKeyEnvOf, baseUrlOf, probeModels } from "../agents/http.ts";
+import { apiKeyEnvOf, baseUrlOf } from "../agents/http.ts";
+import { probeModels } from "../agents/http_probe.ts";
 import { judgeAgent } from "../council/plan.ts";
 import { describeGroupSpawn, machineGroupSpawn } from "../agents/process.ts";
 

@@ -5,7 +5,7 @@
 import { callAgent, childFailure, type ChildReply, runChildren } from "./calls.ts";
 import { type Failure, failureReason } from "./notices.ts";
 import type { RunPlan } from "./plan.ts";
-import { oneLine } from "./progress.ts";
+import { oneLine } from "../text.ts";
 import { answerPrompt, synthesisPrompt } from "./prompts.ts";
 import { synthesizerOrder } from "./synthesizers.ts";
 import type { TurnContext } from "./turn_context.ts";

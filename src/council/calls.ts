@@ -5,7 +5,7 @@ import type { AgentConfig } from "../config.ts";
 import type { AgentResult, AgentRole } from "../agents/types.ts";
 import { type Failure, failureReason } from "./notices.ts";
 import type { ChildPlan } from "./plan.ts";
-import { oneLine } from "./progress.ts";
+import { oneLine } from "../text.ts";
 import type { TurnContext } from "./turn_context.ts";
 
 export interface CallOptions {

@@ -6,7 +6,7 @@ import type { AgentResult } from "../agents/types.ts";
 import { type JudgeVerdict, parseJudgeVerdict } from "./actions.ts";
 import type { FanOutBar } from "./plan.ts";
 import { judgePrompt } from "./prompts.ts";
-import { oneLine } from "./progress.ts";
+import { oneLine } from "../text.ts";
 
 export type JudgeOutcome = { verdict: JudgeVerdict } | { failure: string };
 

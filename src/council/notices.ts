@@ -3,7 +3,8 @@
  * total failure, cancellation, no agents.
  */
 import type { AgentResult } from "../agents/types.ts";
-import { formatUsd, oneLine } from "./progress.ts";
+import { formatUsd } from "./progress.ts";
+import { oneLine } from "../text.ts";
 import type { SessionCap } from "./session.ts";
 
 export function capNotice(cap: SessionCap): string {

@@ -4,6 +4,7 @@
  */
 import type { Clock, TimerId } from "../clock.ts";
 import type { AgentEvent, AgentResult } from "../agents/types.ts";
+import { oneLine } from "../text.ts";
 
 export type LineLevel = "info" | "debug";
 /** Where narrated lines go (the turn decides whether they still reach the progress channel). */
@@ -29,11 +30,6 @@ export function tenthSeconds(ms: number): string {
 
 export function formatUsd(usd: number): string {
   return `$${usd.toFixed(4)}`;
-}
-
-/** Progress lines are single lines. */
-export function oneLine(text: string): string {
-  return text.replace(/\s*[\r\n]+\s*/g, " ").trim();
 }
 
 export function telemetryLine(label: string, tokens: number, elapsedMs: number): string {

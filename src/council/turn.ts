@@ -8,7 +8,7 @@ import type { RunAgent } from "../agents/types.ts";
 import { actionTurn } from "./action_turn.ts";
 import { answerTurn } from "./answer_turn.ts";
 import { capNotice, NO_AGENTS_NOTICE } from "./notices.ts";
-import { oneLine } from "./progress.ts";
+import { oneLine } from "../text.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { TurnRecord } from "./records.ts";
 import { sessionCap, SessionStore } from "./session.ts";

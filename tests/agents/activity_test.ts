@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import {
   describeToolCall,
-  oneLine,
   parseJsonLine,
   shortPath,
   unwrapShell,
 } from "../../src/agents/activity.ts";
+import { oneLine } from "../../src/text.ts";
 
 Deno.test("describeToolCall: common tools of claude and gemini read as short actions", () => {
   const cwd = "/home/u/proj";

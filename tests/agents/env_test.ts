@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { childEnv, endpointKey, pointsAtSelf } from "../../src/agents/env.ts";
+import { childEnv, pointsAtSelf } from "../../src/agents/env.ts";
+import { endpointKey } from "../../src/origins.ts";
 
 const SELF = ["http://127.0.0.1:6767"];
 

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
 import { costOf, findPrice, mergePricing } from "../../src/agents/cost.ts";
 import { DEFAULT_MAX_TOKENS } from "../../src/agents/anthropic.ts";
+import { withoutUserInfo } from "../../src/agents/url_credentials.ts";
 import { cleanBaseEnv, EventLog, testRunner } from "./support.ts";
 import {
   anthropicFrames,
@@ -137,6 +138,29 @@ Deno.test("anthropic: a 4xx ends as one clear failure with status and upstream m
   assert.equal(stub.requests.length, 1, "a 4xx other than 429 is not retried");
   assert.equal(log.ofType("finished").length, 1);
   assert.deepEqual(result.usage, { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: true });
+});
+
+Deno.test("anthropic: user info in baseUrl is sent as Basic credentials (unless a header sets its own) and never shown", async () => {
+  await using stub = startStub((_, index) =>
+    index < 2 ? sseResponse(anthropicFrames(["ok"], { input: 1, output: 1 })) : jsonResponse(400, {
+      type: "error",
+      error: { type: "invalid_request_error", message: "no" },
+    })
+  );
+  const withUser = stub.origin.replace("http://", "http://us%40er:p%3Ass@");
+  const run = runner();
+  assert.equal((await run(httpAgent("anthropic", withUser), "hi", { role: "child" })).ok, true);
+  assert.equal(stub.requests[0].headers.get("authorization"), `Basic ${btoa("us@er:p:ss")}`);
+  const own = httpAgent("anthropic", withUser, { headers: { Authorization: "Bearer own" } });
+  assert.equal((await run(own, "hi", { role: "child" })).ok, true);
+  assert.equal(stub.requests[1].headers.get("authorization"), "Bearer own");
+  const failed = await run(httpAgent("anthropic", withUser), "hi", { role: "child" });
+  assert.equal(
+    failed.error,
+    `http-anthropic: HTTP 400 from ${stub.origin}/v1/messages: invalid_request_error: no`,
+  );
+  assert.equal(withoutUserInfo("https://u:p%40ss@host:8443/v1?x=1"), "https://host:8443/v1?x=1");
+  assert.equal(withoutUserInfo("http://localhost:11434/v1"), "http://localhost:11434/v1");
 });
 
 Deno.test("anthropic: 429 is retried once after retry-after (seconds), then succeeds", async () => {

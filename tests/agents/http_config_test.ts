@@ -119,7 +119,12 @@ Deno.test("config: baseUrl, apiKeyEnv, headers and maxTokens values are checked 
   assert.equal(
     await configError(agent('headers: { x-a: "1\\r\\nx-b: 2" }')),
     "config: defaultAgents[0].headers: the value of x-a has a character a header cannot carry " +
-      "(a line break, another control character, or one beyond Latin-1)",
+      "(a line break, NUL, or one beyond Latin-1)",
+  );
+  assert.equal(
+    await configError(agent('headers: { x-a: "5 €" }')),
+    "config: defaultAgents[0].headers: the value of x-a has a character a header cannot carry " +
+      "(a line break, NUL, or one beyond Latin-1)",
   );
   assert.equal(
     await configError(agent("maxTokens: 0")),

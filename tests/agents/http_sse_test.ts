@@ -1,14 +1,9 @@
 /** The HTTP runners' pure parts: SSE framing, retry-after reading, fetch error wording. */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import {
-  describeFetchError,
-  isRetryable,
-  listedModelIds,
-  retryAfterMs,
-  SseDecoder,
-  type SseEvent,
-} from "../../src/agents/http.ts";
+import { listedModelIds } from "../../src/agents/http.ts";
+import { describeFetchError, isRetryable, retryAfterMs } from "../../src/agents/http_errors.ts";
+import { SseDecoder, type SseEvent } from "../../src/agents/sse.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

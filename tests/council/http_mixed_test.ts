@@ -12,6 +12,7 @@ import { startServer } from "../../src/server.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import {
   anthropicFrames,
+  gatedResponse,
   httpAgent,
   jsonResponse,
   type SeenRequest,
@@ -90,6 +91,31 @@ Deno.test("mixed council: an HTTP synthesizer and a CLI child answer through the
   assert.ok(turn.usage.inputTokens >= 400, "the API's reported input tokens are counted");
   assert.ok(turn.usage.usd > 0, "priced from the table");
   assert.ok(turn.progress.some((line) => /\bapi\b/.test(line) && /\bcli\b/.test(line)));
+});
+
+Deno.test("lone HTTP child: each token reaches the host's answer while the upstream is still sending", async () => {
+  const frames = anthropicFrames(["Hel", "lo"], { input: 10, output: 2 });
+  // Everything after the first delta is sent only once that delta has come out of the council.
+  const gated = gatedResponse(frames.slice(0, 4), frames.slice(4));
+  await using stub = startStub(() => gated.response);
+  const agents = [httpAgent("anthropic", stub.origin, { name: "api" })];
+  const council = createCouncil({
+    config: withAgents(agents, { fanOutPolicy: "never" }),
+    runAgent: runner(),
+  });
+  const watcher = new TurnWatcher(council.runTurn(testRequest(), new AbortController().signal));
+  try {
+    await within(
+      watcher.until((e) => e.type === "answer_delta" && e.text === "Hel"),
+      "the first token before the upstream ends",
+      5_000,
+    );
+  } finally {
+    gated.release();
+  }
+  const turn = await within(watcher.finished, "the turn to end");
+  assert.deepEqual(turn.deltas, ["Hel", "lo"]);
+  assert.deepEqual(turn.outcome, { kind: "answer", text: "Hello" });
 });
 
 Deno.test("mixed council: an HTTP child's upstream failure shows in progress; the CLI carries the turn", async () => {

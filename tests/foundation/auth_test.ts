@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  bindPolicyProblem,
-  createTokenCheck,
-  isLoopbackHost,
-  presentedTokens,
-} from "../../src/auth.ts";
+import { bindPolicyProblem, createTokenCheck, presentedTokens } from "../../src/auth.ts";
+import { isLoopbackHost } from "../../src/origins.ts";
 
 Deno.test("auth: off without a token", () => {
   assert.equal(createTokenCheck(undefined)(new Headers()), true);

@@ -11,9 +11,9 @@ import {
   DEFAULT_GRACE_MS,
   ListenError,
   readJsonBody,
-  selfOriginsFor,
   startServer,
 } from "../../src/server.ts";
+import { selfOriginsFor } from "../../src/origins.ts";
 import { envOf } from "./helpers.ts";
 
 const TOKEN = "t0ken-Secret-42";

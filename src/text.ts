@@ -1,0 +1,7 @@
+/** Text made fit for one line of a log, an error or a progress note. */
+
+/** Collapses whitespace (line breaks included) to single spaces and cuts to `max` characters. */
+export function oneLine(text: string, max = Infinity): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
