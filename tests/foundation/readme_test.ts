@@ -23,7 +23,8 @@ Deno.test("README: the two commands for a machine with only Node/npm, and the de
 });
 
 Deno.test("README: every config key, agent field and SVC_* variable is documented", () => {
-  for (const key of [...Object.keys(ConfigSchema.shape), ...Object.keys(AgentSchema.shape)]) {
+  const agentFields = AgentSchema.options.flatMap((runners) => Object.keys(runners.shape));
+  for (const key of new Set([...Object.keys(ConfigSchema.shape), ...agentFields])) {
     assert.match(README, new RegExp(`^\\| \`${key}\` +\\|`, "m"), `config key ${key}`);
   }
   for (const name of [...Object.keys(ENV_KEYS), "SVC_CONFIG"]) {

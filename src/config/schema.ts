@@ -1,0 +1,199 @@
+/**
+ * The configuration's shape as zod schemas, with its defaults: top-level keys, pricing, and agent
+ * entries as a union on `runner` in which each runner declares the fields it uses.
+ */
+import { z } from "zod";
+
+/** Runners that spawn an agent CLI. */
+export const CLI_RUNNERS = ["claude", "codex", "gemini", "command"] as const;
+/** Runners that call a model's HTTP API (a stateless completion, no CLI). */
+export const HTTP_RUNNERS = ["anthropic", "openai"] as const;
+export const RUNNERS = [...CLI_RUNNERS, ...HTTP_RUNNERS] as const;
+export type Runner = (typeof RUNNERS)[number];
+export type CliRunner = (typeof CLI_RUNNERS)[number];
+export type HttpRunner = (typeof HTTP_RUNNERS)[number];
+
+export function isHttpRunner(runner: Runner): runner is HttpRunner {
+  return (HTTP_RUNNERS as readonly string[]).includes(runner);
+}
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+export const FAN_OUT_POLICIES = ["always", "auto", "necessary", "never"] as const;
+export const FAN_OUT_SCOPES = ["first-turn", "every-turn"] as const;
+export const PROGRESS_DETAILS = ["telemetry", "interleaved"] as const;
+
+export const DEFAULT_TIMEOUT_MS = 600_000;
+
+/** Default model per runner when `defaultAgents` is not configured. */
+export const DEFAULT_MODELS: Record<CliRunner, string> = {
+  claude: "opus",
+  codex: "gpt-5.5",
+  gemini: "gemini-2.5-pro",
+  command: "default",
+};
+
+/**
+ * Why a value was refused where zod has no issue code of its own; errors.ts words each reason.
+ * `unused`: the runner does not use the field; `required`: this runner needs it; `header name`
+ * and `header value`: fetch's `Headers` refuses `header`'s name or value.
+ */
+export type IssueReason = "unused" | "required" | "header name" | "header value";
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the platform's `Headers` (what fetch sends) accepts this header. */
+function acceptsHeader(name: string, value: string): boolean {
+  try {
+    new Headers([[name, value]]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const HeadersSchema = z.record(z.string(), z.string()).superRefine((headers, ctx) => {
+  for (const [header, value] of Object.entries(headers)) {
+    const reason: IssueReason | undefined = !acceptsHeader(header, "x")
+      ? "header name"
+      : !acceptsHeader(header, value)
+      ? "header value"
+      : undefined;
+    if (reason) {
+      return ctx.addIssue({ code: "custom", message: reason, params: { reason, header } });
+    }
+  }
+});
+
+/** Every field an agent entry may have, in the order errors list them. */
+const AGENT_FIELDS = {
+  name: z.string().min(1).optional(),
+  runner: z.enum(RUNNERS),
+  model: z.string().min(1),
+  /** CLI runners: the executable (default: the runner's CLI on PATH). */
+  command: z.string().min(1).optional(),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  timeoutMs: z.number().int().positive().default(DEFAULT_TIMEOUT_MS),
+  /** HTTP runners: API root, e.g. https://api.anthropic.com or http://localhost:11434/v1. */
+  baseUrl: z.string().refine(isHttpUrl, "must be an http:// or https:// URL").optional(),
+  /** HTTP runners: the gateway's environment variable holding the API key (never the key). */
+  apiKeyEnv: z.string().regex(ENV_NAME, "must be an environment variable name").optional(),
+  /** HTTP runners: extra request headers (e.g. OpenRouter's HTTP-Referer). */
+  headers: HeadersSchema.optional(),
+  maxTokens: z.number().int().positive().optional(),
+};
+
+/** A field the runner does not use: any value given is refused (typed as the others read it). */
+function unused<T>() {
+  return z.custom<T>(() => false, { params: { reason: "unused" satisfies IssueReason } });
+}
+
+/** An entry of a runner that must set `field`. */
+function requiring<T extends z.ZodObject>(schema: T, field: keyof T["shape"] & string): T {
+  return schema.superRefine((entry, ctx) => {
+    if ((entry as Record<string, unknown>)[field] !== undefined) return;
+    const reason: IssueReason = "required";
+    ctx.addIssue({ code: "custom", path: [field], message: reason, params: { reason } });
+  });
+}
+
+function cliEntry<const R extends readonly [CliRunner, ...CliRunner[]]>(runners: R) {
+  return z.strictObject({
+    ...AGENT_FIELDS,
+    runner: z.enum(runners),
+    baseUrl: unused<string>().optional(),
+    apiKeyEnv: unused<string>().optional(),
+    headers: unused<Record<string, string>>().optional(),
+    maxTokens: unused<number>().optional(),
+  });
+}
+
+function httpEntry<const R extends readonly [HttpRunner, ...HttpRunner[]]>(runners: R) {
+  return z.strictObject({
+    ...AGENT_FIELDS,
+    runner: z.enum(runners),
+    command: unused<string>().optional(),
+    args: unused<string[]>().default([]),
+    env: unused<Record<string, string>>().default({}),
+  });
+}
+
+/** One `defaultAgents` entry: what a runner does not use is refused, what it needs required. */
+export const AgentSchema = z.discriminatedUnion("runner", [
+  cliEntry(["claude", "codex", "gemini"]),
+  requiring(cliEntry(["command"]), "command"),
+  httpEntry(["anthropic"]),
+  requiring(httpEntry(["openai"]), "baseUrl"),
+]);
+/** Names of the fields an agent entry may have. */
+export const AGENT_FIELD_NAMES = Object.keys(AGENT_FIELDS);
+/** An agent entry as configured (name may be absent). */
+export type AgentEntry = z.infer<typeof AgentSchema>;
+/** An agent entry after defaults: the display name is always set. */
+export type AgentConfig = AgentEntry & { name: string };
+
+/**
+ * The judge: agent fields, all optional. What its runner allows is checked once the runner is
+ * known (agent 0's when it names none; then it also inherits agent 0's endpoint or command).
+ */
+export const JudgeSchema = z.strictObject(AGENT_FIELDS).partial({ runner: true, model: true });
+
+export const PriceSchema = z.strictObject({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+});
+export type Price = z.infer<typeof PriceSchema>;
+
+const port = z.number().int().min(0).max(65535);
+
+export const ConfigSchema = z.strictObject({
+  host: z.string().min(1).default("127.0.0.1"),
+  port: port.default(6767),
+  token: z.string().optional(),
+  logLevel: z.enum(LOG_LEVELS).default("info"),
+  logJson: z.boolean().default(false),
+  streamProgress: z.boolean().default(true),
+  progressDetail: z.enum(PROGRESS_DETAILS).default("telemetry"),
+  fanOutPolicy: z.enum(FAN_OUT_POLICIES).default("auto"),
+  fanOutScope: z.enum(FAN_OUT_SCOPES).default("first-turn"),
+  maxTurns: z.number().int().positive().default(100),
+  maxSessionUsd: z.number().nonnegative().default(0),
+  sessionCapacity: z.number().int().positive().default(10_000),
+  ledger: z.string().default(""),
+  allowUnauthenticatedRemote: z.boolean().default(false),
+  /** Extra host names the `Host` header may carry (DNS-rebinding guard), for remote binds. */
+  allowedHosts: z.array(z.string().min(1)).default([]),
+  /** Children work only in directories under these roots (empty: anywhere but system dirs). */
+  workspaceRoots: z.array(z.string().min(1)).default([]),
+  councilSize: z.number().int().positive().optional(),
+  passApiKeys: z.boolean().default(false),
+  heartbeatMs: z.number().int().positive().default(5000),
+  telemetryMs: z.number().int().positive().default(2000),
+  keepAliveMs: z.number().int().positive().default(3000),
+  maxBodyBytes: z.number().int().positive().default(32 * 1024 * 1024),
+  judge: JudgeSchema.optional(),
+  defaultAgents: z.array(AgentSchema).min(1).optional(),
+  pricing: z.record(z.string(), PriceSchema).default({}),
+});
+export type ConfigFile = z.input<typeof ConfigSchema>;
+
+/** The effective, frozen configuration every module reads. */
+export interface Config extends Omit<z.infer<typeof ConfigSchema>, "defaultAgents" | "judge"> {
+  /** Where the file came from, or null when none was found. */
+  configPath: string | null;
+  /** Never empty after `resolveAgents`; may be empty when no CLI was found on PATH. */
+  defaultAgents: AgentConfig[];
+  judge?: Partial<AgentEntry>;
+  /** Number of children for a fanned-out turn. */
+  councilSize: number;
+  /** Where `defaultAgents` came from: the configuration, or discovery on PATH. */
+  agentsSource?: "config" | "path";
+}
