@@ -17,8 +17,8 @@ import {
   jsonResponse,
   sseResponse,
   startStub,
-  within,
 } from "./http_stub.ts";
+import { within } from "../wait.ts";
 
 const KEY_ENV = cleanBaseEnv({ ANTHROPIC_API_KEY: "sk-ant-test", STUB_KEY: "sk-stub-other" });
 

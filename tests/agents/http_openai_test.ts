@@ -14,8 +14,8 @@ import {
   openaiFrames,
   sseResponse,
   startStub,
-  within,
 } from "./http_stub.ts";
+import { within } from "../wait.ts";
 
 function runner(options: Parameters<typeof testRunner>[0] = {}) {
   return testRunner({ baseEnv: cleanBaseEnv({ OPENAI_API_KEY: "sk-openai-test" }), ...options });

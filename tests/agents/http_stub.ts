@@ -221,16 +221,3 @@ export function closedPort(): number {
   listener.close();
   return port;
 }
-
-/** Awaits `promise`, failing after `ms` (a safety net for a hang, not a timing assertion). */
-export async function within<T>(promise: Promise<T>, what: string, ms = 10_000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for: ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

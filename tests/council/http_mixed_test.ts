@@ -18,8 +18,8 @@ import {
   type SeenRequest,
   sseResponse,
   startStub,
-  within,
 } from "../agents/http_stub.ts";
+import { eventually, within } from "../wait.ts";
 import { collect, testConfig, testRequest, TurnWatcher } from "./helpers.ts";
 
 /** Only the synthesizer's prompt on an answer turn shows candidates. */
@@ -182,12 +182,8 @@ Deno.test("mixed council: cancelling the turn aborts the HTTP request and kills 
   const council = createCouncil({ config: withAgents(agents), runAgent: runner() });
   const controller = new AbortController();
   const watcher = new TurnWatcher(council.runTurn(testRequest(), controller.signal));
-  await within(
-    (async () => {
-      while (stub.requests.length === 0 || (await readFakeLog(log.path)).length === 0) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    })(),
+  await eventually(
+    async () => stub.requests.length > 0 && (await readFakeLog(log.path)).length > 0,
     "both children to start",
   );
   controller.abort();

@@ -8,6 +8,7 @@ import { EXHAUSTIVENESS_DIRECTIVE } from "../../src/council/prompts.ts";
 import { createCouncil } from "../../src/council/turn.ts";
 import { fakeAgent, type FakeKnobs, type FakeRule, readFakeLog } from "../fixtures/fakes.ts";
 import { collect, READ_TOOL, testConfig, testRequest, TurnWatcher } from "./helpers.ts";
+import { eventually } from "../wait.ts";
 
 const runAgent = createAgentRunner({ passApiKeys: false, selfOrigins: () => [], pricing: {} });
 
@@ -220,15 +221,11 @@ Deno.test("real processes: cancelling a turn kills every child and grandchild", 
     const pids = async () =>
       (await Deno.readTextFile(pidFile).catch(() => "")).split("\n").filter((l) => l.trim())
         .map(Number);
-    for (
-      let i = 0;
-      i < 500 && ((await readFakeLog(log)).length < 3 || (await pids()).length < 3);
-      i++
-    ) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventually(
+      async () => (await readFakeLog(log)).length === 3 && (await pids()).length === 3,
+      "all three children and their grandchildren to start",
+    );
     const calls = await readFakeLog(log);
-    assert.equal(calls.length, 3, "all three children started");
     controller.abort();
     const turn = await watcher.finished;
     assert.match(turn.outcome.kind === "answer" ? turn.outcome.text : "", /cancelled/);

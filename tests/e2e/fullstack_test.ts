@@ -8,6 +8,7 @@ import OpenAI from "openai";
 import { type AgentConfig, type Config, nameAgents, parseConfigObject } from "../../src/config.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { fakeAgent, type FakeKnobs, readFakeLog } from "../fixtures/fakes.ts";
+import { eventually } from "../wait.ts";
 
 /** Matches only the synthesizer's prompt on answer turns. */
 const SYNTH = "=== Candidate A ===";
@@ -62,15 +63,6 @@ function isAlive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-/** Polls (bounded) until `check` holds; the bound is a safety net, not a timing assertion. */
-async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 10_000) {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 

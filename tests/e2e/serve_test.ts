@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { eventually } from "../wait.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const TOKEN = "e2e-Gateway-Token-31337";
@@ -319,15 +320,11 @@ defaultAgents:
             messages: [{ role: "user", content: "Explain the design of this module in depth." }],
           }),
         }).then((res) => res.text(), () => "");
-        // Wait (bounded) until the child is running.
-        let pid = 0;
-        for (let i = 0; i < 400 && !pid; i++) {
-          try {
-            pid = Number(Deno.readTextFileSync(pidFile).trim());
-          } catch {
-            await new Promise((r) => setTimeout(r, 25));
-          }
-        }
+        const pid = await eventually(
+          async () =>
+            Number((await Deno.readTextFile(pidFile).catch(() => "")).trim()) || undefined,
+          "the child to start",
+        ).catch(() => 0);
         assert.ok(pid > 0, "the child never started");
         assert.equal(processGone(pid), false, `child ${pid} is not running:\n${gateway.output()}`);
         // First signal: stop accepting; second: cancel in-flight turns now. (Signals are not
@@ -339,9 +336,7 @@ defaultAgents:
         assert.equal(code, 0, stdout);
         assert.match(stdout, /shutting down: cancelling in-flight turns/);
         // The group was signalled before the exit; allow the kernel a moment to finish it.
-        for (let i = 0; i < 40 && !processGone(pid); i++) {
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        await eventually(() => processGone(pid), "the child to end", 2_000).catch(() => {});
         assert.ok(processGone(pid), `child ${pid} outlived the gateway:\n${stdout}`);
         await reply;
       } finally {

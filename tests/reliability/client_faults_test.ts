@@ -14,6 +14,7 @@ import { type LedgerEntry, readLedger } from "../../src/ledger.ts";
 import { fakeAgent, type FakeKnobs, type FakeRule, readFakeLog } from "../fixtures/fakes.ts";
 import { CLAUDE_TOOLS } from "../protocol/bodies.ts";
 import { assertAllGone, type GatewayProcess, readStream, spawnGateway } from "./helpers.ts";
+import { eventually } from "../wait.ts";
 
 const JUDGE = '"fanOut": true or false';
 const SYNTH = "=== Candidate A ===";
@@ -54,16 +55,6 @@ function ledgerLines(path: string): LedgerEntry[] {
   const lines: LedgerEntry[] = [];
   readLedger(path, (entry) => lines.push(entry));
   return lines;
-}
-
-/** Polls (bounded) until `check` holds; the bound is a safety net, not a timing assertion. */
-async function eventually<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting for: ${what}`);
 }
 
 /** A conversation of one session (same system prompt and first message) ending in `ask`. */

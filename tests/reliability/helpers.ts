@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 
 import { fakeCommandPath, fakeEnv, type FakeKnobs } from "../fixtures/fakes.ts";
+import { eventually } from "../wait.ts";
 
 // ---- the process table ------------------------------------------------------------------
 
@@ -50,12 +51,15 @@ export async function survivors(pids: readonly number[]): Promise<ProcessRow[]> 
 export async function assertAllGone(pids: readonly number[], what: string): Promise<void> {
   assert.ok(pids.length > 0, `${what}: no pids recorded`);
   let alive: ProcessRow[] = [];
-  for (let i = 0; i < 40; i++) {
-    alive = await survivors(pids);
-    if (alive.length === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  const gone = await eventually(
+    async () => (alive = await survivors(pids)).length === 0,
+    what,
+    2_000,
+  )
+    .catch(() => false);
+  if (!gone) {
+    assert.fail(`${what}: still alive:\n${alive.map((r) => JSON.stringify(r)).join("\n")}`);
   }
-  assert.fail(`${what}: still alive:\n${alive.map((r) => JSON.stringify(r)).join("\n")}`);
 }
 
 /** Resident set size in KiB (`ps -o rss=`), NaN once the process is gone. */
