@@ -3,14 +3,13 @@
  * key missing or refused; endpoint down or silent; an endpoint that cannot list models.
  */
 import assert from "node:assert/strict";
-import { type Config, nameAgents, parseConfigObject } from "../../src/config.ts";
+import type { ConfigFile } from "../../src/config.ts";
+import { configOf } from "../test_config.ts";
 import { listsModel, runDoctor } from "../../src/cli/doctor.ts";
 import { closedPort, jsonResponse, startStub } from "./http_stub.ts";
 
 function doctorConfig(agents: Record<string, unknown>[], file: Record<string, unknown> = {}) {
-  const parsed = parseConfigObject({ port: 0, defaultAgents: agents, ...file });
-  const named = nameAgents(parsed.defaultAgents ?? []);
-  return { ...parsed, configPath: null, defaultAgents: named, councilSize: named.length } as Config;
+  return configOf({ port: 0, defaultAgents: agents, ...file } as ConfigFile);
 }
 
 const env = (vars: Record<string, string>) => (name: string) => vars[name];

@@ -2,8 +2,8 @@
  * Test helpers for the council engine: a config builder, a request builder, an in-process
  * scripted fake `RunAgent`, and a collector for a turn's events.
  */
-import { type Config, type ConfigFile, nameAgents, parseConfigObject } from "../../src/config.ts";
-import type { AgentConfig } from "../../src/config.ts";
+import type { AgentConfig, Config, ConfigFile } from "../../src/config.ts";
+import { configOf } from "../test_config.ts";
 import type {
   AgentEvent,
   AgentResult,
@@ -29,18 +29,16 @@ export const THREE_AGENTS = [
 
 /** A frozen-shape Config from a config-file object (three agents unless given). */
 export function testConfig(file: ConfigFile = {}): Config {
-  const parsed = parseConfigObject({
+  return configOf({
     defaultAgents: THREE_AGENTS.map((a) => ({ ...a })),
     fanOutPolicy: "always",
     ...file,
   });
-  const agents = nameAgents(parsed.defaultAgents ?? []);
-  return {
-    ...parsed,
-    configPath: null,
-    defaultAgents: agents,
-    councilSize: parsed.councilSize ?? Math.max(agents.length, 1),
-  };
+}
+
+/** A Config whose council is `agents` as they are (fake CLIs, HTTP stubs). */
+export function withAgents(agents: AgentConfig[], file: ConfigFile = {}): Config {
+  return configOf({ fanOutPolicy: "always", ...file }, agents);
 }
 
 let nextId = 0;

@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import { createAgentRunner } from "../../src/agents/run.ts";
-import type { AgentConfig, Config } from "../../src/config.ts";
 import { createCouncil } from "../../src/council/turn.ts";
 import { startServer } from "../../src/server.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
@@ -20,7 +19,7 @@ import {
   startStub,
 } from "../agents/http_stub.ts";
 import { eventually, within } from "../wait.ts";
-import { collect, testConfig, testRequest, TurnWatcher } from "./helpers.ts";
+import { collect, testRequest, TurnWatcher, withAgents } from "./helpers.ts";
 
 /** Only the synthesizer's prompt on an answer turn shows candidates. */
 const SYNTH = "=== Candidate A ===";
@@ -50,10 +49,6 @@ function runner() {
     killGraceMs: 300,
     sleep: () => Promise.resolve(),
   });
-}
-
-function withAgents(agents: AgentConfig[], file: Parameters<typeof testConfig>[0] = {}): Config {
-  return { ...testConfig(file), defaultAgents: agents, councilSize: agents.length };
 }
 
 async function tempLog(): Promise<{ path: string } & AsyncDisposable> {

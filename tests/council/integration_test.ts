@@ -3,25 +3,16 @@
  */
 import assert from "node:assert/strict";
 import { createAgentRunner } from "../../src/agents/run.ts";
-import type { AgentConfig, Config } from "../../src/config.ts";
 import { EXHAUSTIVENESS_DIRECTIVE } from "../../src/council/prompts.ts";
 import { createCouncil } from "../../src/council/turn.ts";
 import { fakeAgent, type FakeKnobs, type FakeRule, readFakeLog } from "../fixtures/fakes.ts";
-import { collect, READ_TOOL, testConfig, testRequest, TurnWatcher } from "./helpers.ts";
+import { collect, READ_TOOL, testRequest, TurnWatcher, withAgents } from "./helpers.ts";
 import { eventually } from "../wait.ts";
 
 const runAgent = createAgentRunner({ passApiKeys: false, selfOrigins: () => [], pricing: {} });
 
 /** Matches only the synthesizer's prompt on answer turns. */
 const SYNTH_RULE = (reply: string): FakeRule => ({ match: "=== Candidate A ===", reply });
-
-function withAgents(agents: AgentConfig[], file: Parameters<typeof testConfig>[0] = {}): Config {
-  return {
-    ...testConfig(file),
-    defaultAgents: agents,
-    councilSize: file.councilSize ?? agents.length,
-  };
-}
 
 async function withTemp<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await Deno.makeTempDir();

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { type AgentConfig, type Config, nameAgents, parseConfigObject } from "../../src/config.ts";
+import { type AgentConfig, type Config, type ConfigFile, nameAgents } from "../../src/config.ts";
+import { configOf } from "../test_config.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { fakeAgent, type FakeKnobs, readFakeLog } from "../fixtures/fakes.ts";
 import { eventually } from "../wait.ts";
@@ -26,10 +27,8 @@ const READ_TOOL = {
   },
 };
 
-function configWith(agents: AgentConfig[], file: Record<string, unknown> = {}): Config {
-  const parsed = parseConfigObject({ port: 0, fanOutPolicy: "always", ...file });
-  const named = nameAgents(agents);
-  return { ...parsed, configPath: null, defaultAgents: named, councilSize: named.length };
+function configWith(agents: AgentConfig[], file: ConfigFile = {}): Config {
+  return configOf({ port: 0, fanOutPolicy: "always", ...file }, nameAgents(agents));
 }
 
 function threeFakes(log: string, knobs: Partial<Record<"claude" | "codex" | "gemini", FakeKnobs>>) {

@@ -4,20 +4,19 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Config, nameAgents, parseConfigObject } from "../../src/config.ts";
+import type { Config, ConfigFile } from "../../src/config.ts";
+import { configOf } from "../test_config.ts";
 import { type LedgerEntry, LedgerError, readLedger } from "../../src/ledger.ts";
 import { startServer } from "../../src/server.ts";
 import { fakeAgents } from "../council/helpers.ts";
 
-function configWith(file: Record<string, unknown>): Config {
-  const parsed = parseConfigObject({
+function configWith(file: ConfigFile): Config {
+  return configOf({
     port: 0,
     fanOutPolicy: "never",
     defaultAgents: [{ runner: "claude", model: "opus" }],
     ...file,
   });
-  const agents = nameAgents(parsed.defaultAgents ?? []);
-  return { ...parsed, configPath: null, defaultAgents: agents, councilSize: 1 };
 }
 
 async function ask(origin: string, text: string): Promise<string> {

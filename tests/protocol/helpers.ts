@@ -33,6 +33,15 @@ export const answer = (text: string): Outcome => ({ kind: "answer", text });
 export const progress = (text: string): TurnEvent => ({ type: "progress", text });
 export const delta = (text: string): TurnEvent => ({ type: "answer_delta", text });
 
+/** A small answer turn: two progress lines, the answer in two deltas, done. */
+export const ANSWER_TURN: readonly TurnEvent[] = [
+  progress("consulting a, b"),
+  progress("a finished · 1.0s"),
+  delta("The answer "),
+  delta("is 42."),
+  done(answer("The answer is 42.")),
+];
+
 type Step = { event: TurnEvent } | { error: Error } | { end: true };
 
 /**
@@ -112,7 +121,7 @@ export class ScriptedTurn {
 }
 
 /** A RunTurn that yields a fixed list of events, recording the requests it saw. */
-export function fixedTurn(events: TurnEvent[], seen: TurnRequest[] = []): RunTurn {
+export function fixedTurn(events: readonly TurnEvent[], seen: TurnRequest[] = []): RunTurn {
   return async function* (request) {
     seen.push(request);
     for (const event of events) {

@@ -3,7 +3,16 @@ import Anthropic from "@anthropic-ai/sdk";
 import assert from "node:assert/strict";
 import type { TurnRequest } from "../../src/council/types.ts";
 import { isProgressMarker } from "../../src/protocol/ids.ts";
-import { answer, delta, deps, done, fixedTurn, progress, ScriptedTurn, serve } from "./helpers.ts";
+import {
+  answer,
+  ANSWER_TURN,
+  deps,
+  done,
+  fixedTurn,
+  progress,
+  ScriptedTurn,
+  serve,
+} from "./helpers.ts";
 
 const READ_INPUT = { file_path: "/tmp/notes.txt", limit: 2 };
 
@@ -28,13 +37,6 @@ const ask = (text: string) => ({
   messages: [{ role: "user" as const, content: text }],
 });
 
-const answerTurn = [
-  progress("consulting a, b"),
-  progress("a finished · 1.0s"),
-  delta("The answer "),
-  delta("is 42."),
-  done(answer("The answer is 42.")),
-];
 const toolTurn = [
   progress("consulting a, b"),
   progress("recap: 2 agents"),
@@ -42,7 +44,7 @@ const toolTurn = [
 ];
 
 Deno.test("anthropic sdk: messages.create for an answer turn", async () => {
-  await using server = serve(deps(fixedTurn(answerTurn)));
+  await using server = serve(deps(fixedTurn(ANSWER_TURN)));
   const message = await client(server.url).messages.create(ask("what is it?"));
   assert.equal(message.type, "message");
   assert.equal(message.role, "assistant");
@@ -66,7 +68,7 @@ Deno.test("anthropic sdk: messages.create for a tool turn", async () => {
 });
 
 Deno.test("anthropic sdk: stream().finalMessage() for an answer turn — thinking then text", async () => {
-  await using server = serve(deps(fixedTurn(answerTurn)));
+  await using server = serve(deps(fixedTurn(ANSWER_TURN)));
   const texts: string[] = [];
   const stream = client(server.url).messages.stream(ask("what is it?"));
   stream.on("text", (text) => texts.push(text));
@@ -98,7 +100,7 @@ Deno.test("anthropic sdk: stream().finalMessage() for a tool turn — exact inpu
 });
 
 Deno.test("anthropic sdk: with progress off the answer is the only block (index 0)", async () => {
-  await using server = serve(deps(fixedTurn(answerTurn), { streamProgress: false }));
+  await using server = serve(deps(fixedTurn(ANSWER_TURN), { streamProgress: false }));
   const message = await client(server.url).messages.stream(ask("what is it?")).finalMessage();
   assert.deepEqual(message.content.map((b) => b.type), ["text"]);
   assert.equal(message.content[0].type === "text" && message.content[0].text, "The answer is 42.");

@@ -3,7 +3,17 @@ import OpenAI from "openai";
 import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
 import type { TurnRequest } from "../../src/council/types.ts";
-import { answer, delta, deps, done, fixedTurn, progress, ScriptedTurn, serve } from "./helpers.ts";
+import {
+  answer,
+  ANSWER_TURN,
+  delta,
+  deps,
+  done,
+  fixedTurn,
+  progress,
+  ScriptedTurn,
+  serve,
+} from "./helpers.ts";
 
 function client(url: string) {
   return new OpenAI({ baseURL: `${url}/v1`, apiKey: "sk-test", maxRetries: 0 });
@@ -17,14 +27,6 @@ const TOOLS: OpenAI.Responses.Tool[] = [{
   parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"] },
 }];
 
-const answerTurn = [
-  progress("consulting a, b"),
-  progress("a finished · 1.0s"),
-  delta("The answer "),
-  delta("is 42."),
-  done(answer("The answer is 42.")),
-];
-
 const base = { model: "gpt-5.5", instructions: "Be brief.", input: "what is it?" };
 
 for (const tools of [undefined, TOOLS]) {
@@ -32,7 +34,7 @@ for (const tools of [undefined, TOOLS]) {
 
   Deno.test(`openai sdk: responses.create ${label}`, async () => {
     const seen: TurnRequest[] = [];
-    await using server = serve(deps(fixedTurn(answerTurn, seen)));
+    await using server = serve(deps(fixedTurn(ANSWER_TURN, seen)));
     const response = await client(server.url).responses.create({ ...base, tools });
     assert.equal(response.status, "completed");
     assert.equal(response.output_text, "The answer is 42.");
@@ -43,7 +45,7 @@ for (const tools of [undefined, TOOLS]) {
   });
 
   Deno.test(`openai sdk: responses.stream().finalResponse() ${label}`, async () => {
-    await using server = serve(deps(fixedTurn(answerTurn)));
+    await using server = serve(deps(fixedTurn(ANSWER_TURN)));
     const deltas: string[] = [];
     const stream = client(server.url).responses.stream({ ...base, tools });
     stream.on("response.output_text.delta", (event) => deltas.push(event.delta));
@@ -64,7 +66,7 @@ for (const tools of [undefined, TOOLS]) {
 }
 
 Deno.test("openai sdk: with progress off the stream's output is the message alone", async () => {
-  await using server = serve(deps(fixedTurn(answerTurn), { streamProgress: false }));
+  await using server = serve(deps(fixedTurn(ANSWER_TURN), { streamProgress: false }));
   const response = await client(server.url).responses.stream(base).finalResponse();
   assert.deepEqual(response.output.map((item) => item.type), ["message"]);
   assert.equal(response.output_text, "The answer is 42.");

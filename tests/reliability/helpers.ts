@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 
 import { fakeCommandPath, fakeEnv, type FakeKnobs } from "../fixtures/fakes.ts";
+import { parseSse } from "../protocol/helpers.ts";
 import { eventually } from "../wait.ts";
 
 // ---- the process table ------------------------------------------------------------------
@@ -176,15 +177,6 @@ export interface StreamedReply {
   failure?: string;
 }
 
-/** Parses an SSE body (whole) into (event, data) pairs. */
-function sseFrames(text: string): { event: string; data: Record<string, unknown> }[] {
-  return text.split("\n\n").flatMap((block) => {
-    const event = /^event: (.+)$/m.exec(block)?.[1];
-    const data = /^data: (.+)$/m.exec(block)?.[1];
-    return event && data ? [{ event, data: JSON.parse(data) }] : [];
-  });
-}
-
 /** Reads a streaming Messages or Responses reply into its channels. */
 export function readStream(status: number, body: string): StreamedReply {
   const reply: StreamedReply = {
@@ -194,7 +186,8 @@ export function readStream(status: number, body: string): StreamedReply {
     events: [],
     finished: false,
   };
-  for (const { event, data } of sseFrames(body)) {
+  for (const { event, data } of parseSse(body)) {
+    if (event === undefined || data === undefined) continue;
     reply.events.push(event);
     const delta = data.delta as Record<string, unknown> | string | undefined;
     if (event === "content_block_delta" && typeof delta === "object") {

@@ -4,13 +4,8 @@
  * send (a foreign Host, repeated headers, bytes that are not UTF-8), and envelope checks.
  */
 import assert from "node:assert/strict";
-import {
-  type AgentConfig,
-  type Config,
-  type ConfigFile,
-  nameAgents,
-  parseConfigObject,
-} from "../../src/config.ts";
+import type { AgentConfig, Config, ConfigFile } from "../../src/config.ts";
+import { configOf } from "../test_config.ts";
 import type { AgentResult, RunAgent } from "../../src/agents/types.ts";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server.ts";
 
@@ -24,13 +19,7 @@ export const TWO_AGENTS = [
 
 /** A Config from config-file keys (port 0; agents default to `TWO_AGENTS`). */
 export function configWith(file: ConfigFile = {}, agents?: AgentConfig[]): Config {
-  const parsed = parseConfigObject({
-    port: 0,
-    defaultAgents: TWO_AGENTS.map((a) => ({ ...a })),
-    ...file,
-  });
-  const named = agents ?? nameAgents(parsed.defaultAgents ?? []);
-  return { ...parsed, configPath: null, defaultAgents: named, councilSize: named.length };
+  return configOf({ port: 0, defaultAgents: TWO_AGENTS.map((a) => ({ ...a })), ...file }, agents);
 }
 
 /** An agent that answers at once in-process, naming itself; counts its calls. */
