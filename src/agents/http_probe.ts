@@ -26,7 +26,7 @@ export async function probeModels(
   const { url, headers } = userInfoAsHeader(listing.url, listing.headers);
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const response = await fetch(url, { headers, signal });
+    const response = await fetch(url, { headers, signal, redirect: "manual" });
     const body = await response.text();
     if (!response.ok) {
       return {

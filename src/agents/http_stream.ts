@@ -120,6 +120,8 @@ async function exchange(call: StreamCall, exit: StreamExit, signal: AbortSignal)
         headers: { "content-type": "application/json", accept: "text/event-stream", ...headers },
         body: call.request.body,
         signal,
+        // A redirect is not followed: the runtime would carry `x-api-key` to another host.
+        redirect: "manual",
       });
     } catch (err) {
       if (!signal.aborted) exit.error = `cannot reach ${shown}: ${describeFetchError(err)}`;
@@ -127,6 +129,13 @@ async function exchange(call: StreamCall, exit: StreamExit, signal: AbortSignal)
     }
     exit.status = response.status;
     if (response.ok) return await readReply(call, response, exit, signal);
+    if (isRedirect(response.status)) {
+      await response.body?.cancel();
+      exit.error = `HTTP ${response.status} from ${shown}: redirect to ` +
+        `${withoutUserInfo(response.headers.get("location") ?? "?")} not followed ` +
+        "(the API key would go along); set baseUrl to the final address";
+      return;
+    }
     const failure = await refusal(call, response, shown);
     if (signal.aborted) return;
     const wait = attempt === 0 ? retryWait(call, response, failure, exit) : undefined;
@@ -139,6 +148,8 @@ async function exchange(call: StreamCall, exit: StreamExit, signal: AbortSignal)
     if (signal.aborted) return;
   }
 }
+
+const isRedirect = (status: number) => status >= 300 && status < 400;
 
 /** A non-2xx reply in one line: status, URL and the upstream's message (key masked). */
 async function refusal(call: StreamCall, response: Response, shown: string): Promise<string> {

@@ -384,3 +384,19 @@ Deno.test("anthropic: an empty answer is a failure", async () => {
   assert.equal(result.ok, false);
   assert.equal(result.error, "http-anthropic: empty answer");
 });
+
+Deno.test("anthropic: a redirect is not followed, so the key never reaches another host", async () => {
+  await using elsewhere = startStub(() =>
+    sseResponse(anthropicFrames(["stolen"], { input: 1, output: 1 }))
+  );
+  await using stub = startStub(() =>
+    new Response(null, { status: 307, headers: { location: `${elsewhere.origin}/v1/messages` } })
+  );
+  const result = await runner()(httpAgent("anthropic", stub.origin), "hi", { role: "child" });
+  assert.equal(result.ok, false);
+  assert.match(
+    result.error ?? "",
+    /HTTP 307 .*redirect to http:\/\/127\.0\.0\.1:\d+\/v1\/messages not followed/,
+  );
+  assert.equal(elsewhere.requests.length, 0, "nothing was sent to the redirect's target");
+});
