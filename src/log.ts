@@ -1,12 +1,15 @@
 /**
  * Logging setup: one record per line on stdout, human-readable text with a `[turn <id>]` prefix
- * or JSON lines, with every known secret masked before a line is written.
+ * or JSON lines, with every known secret masked and every control character shown as an escape
+ * before a line is written.
  */
 import { configureSync, getLogger, type LogLevel, type LogRecord } from "@logtape/logtape";
 import type { Logger } from "@logtape/logtape";
 import { CREDENTIAL_VARIABLES, GATEWAY_TOKEN_VARIABLES } from "./secret_variables.ts";
+import { MIN_SECRET_LENGTH, secrets as registry } from "./redact.ts";
 
 export type { Logger };
+export { createRedactor } from "./redact.ts";
 
 /** The levels of SPEC §1.2. */
 export type LevelName = "debug" | "info" | "warn" | "error";
@@ -42,9 +45,6 @@ export const SECRET_ENV_VARS: readonly string[] = [
   ...CREDENTIAL_VARIABLES,
 ];
 
-/** Secrets shorter than this are not masked: they would mangle ordinary words. */
-const MIN_SECRET_LENGTH = 4;
-
 /** Collects the secrets to mask: the gateway token plus provider keys from the environment. */
 export function collectSecrets(
   token: string | undefined,
@@ -54,37 +54,41 @@ export function collectSecrets(
   return [...new Set(values.filter((v): v is string => !!v && v.length >= MIN_SECRET_LENGTH))];
 }
 
-/** How many secrets learnt at run time are kept (the oldest is forgotten first). */
-const MAX_LEARNT_SECRETS = 64;
-const learnt: string[] = [];
-let learntVersion = 0;
-
 /**
- * Masks `secret` in every log line from now on: for secrets that arrive at run time, such as a
- * provider key a request presents for its children (passApiKeys).
+ * Masks `secret` in every line from now on while there is room among recently learnt secrets
+ * (see SecretRegistry): for a provider key a request presents for its children (passApiKeys).
+ * A running turn holds its request's keys, so a key in use is never forgotten.
  */
 export function maskSecret(secret: string): void {
-  if (secret.length < MIN_SECRET_LENGTH || learnt.includes(secret)) return;
-  learnt.push(secret);
-  if (learnt.length > MAX_LEARNT_SECRETS) learnt.shift();
-  learntVersion++;
+  registry.learn(secret);
 }
 
-/** Returns a function that replaces every occurrence of a secret (raw or JSON-escaped). */
-export function createRedactor(secrets: readonly string[]): (line: string) => string {
-  const needles = [
-    ...new Set(secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)])),
-  ].filter((s) => s.length >= MIN_SECRET_LENGTH)
-    // Longest first, so a secret containing another is masked whole.
-    .sort((a, b) => b.length - a.length);
-  if (needles.length === 0) return (line) => line;
-  return (line) => {
-    let out = line;
-    for (const needle of needles) {
-      if (out.includes(needle)) out = out.split(needle).join("***");
-    }
-    return out;
-  };
+/**
+ * Characters a terminal may act on (C0 and C1 controls, DEL) or that reorder or break what is
+ * shown (line separators, bidirectional overrides). An escape sequence in a request path or a
+ * model name must be shown, never emitted: it could write the clipboard or the window title.
+ */
+// deno-lint-ignore no-control-regex
+const UNSAFE_CHARACTERS = /[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+const NAMED_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+function hex(char: string, digits: number): string {
+  return char.charCodeAt(0).toString(16).padStart(digits, "0");
+}
+
+/** Text with every unsafe character shown as an escape (`\n`, `\x1b`, `\u202e`). */
+export function escapeControls(text: string): string {
+  return text.replace(
+    UNSAFE_CHARACTERS,
+    (char) =>
+      NAMED_ESCAPES[char] ?? (char < "\u0100" ? `\\x${hex(char, 2)}` : `\\u${hex(char, 4)}`),
+  );
+}
+
+/** JSON text with the unsafe characters JSON.stringify leaves raw written as `\uXXXX`. */
+function escapeJsonControls(json: string): string {
+  return json.replace(UNSAFE_CHARACTERS, (char) => `\\u${hex(char, 4)}`);
 }
 
 function renderValue(value: unknown): string {
@@ -126,8 +130,8 @@ export function formatText(record: LogRecord): string {
   const line = `${new Date(record.timestamp).toISOString()} ${level} ${prefix}${
     renderMessage(record)
   }${fields}`;
-  // One record per line, whatever the message carries.
-  return line.replace(/\r?\n/g, "\\n");
+  // One record per line, and nothing a terminal would act on, whatever the message carries.
+  return escapeControls(line);
 }
 
 function jsonSafe(value: unknown): unknown {
@@ -145,11 +149,13 @@ export function formatJson(record: LogRecord): string {
   out.msg = renderMessage(record);
   if (record.properties.turn !== undefined) out.turn = renderValue(record.properties.turn);
   out.module = record.category.slice(1).join(".") || record.category.join(".");
+  let json: string;
   try {
-    return JSON.stringify(out);
+    json = JSON.stringify(out);
   } catch {
-    return JSON.stringify({ ts: out.ts, level: out.level, msg: out.msg, module: out.module });
+    json = JSON.stringify({ ts: out.ts, level: out.level, msg: out.msg, module: out.module });
   }
+  return escapeJsonControls(json);
 }
 
 const encoder = new TextEncoder();
@@ -164,7 +170,10 @@ export function writeStdout(text: string): void {
 export interface LogOptions {
   level: LevelName;
   json: boolean;
-  /** Values masked as `***` wherever they would appear. */
+  /**
+   * Values masked as `***` wherever they would appear: added to the process's secret registry,
+   * so progress lines, answers and error replies mask them too.
+   */
   secrets?: readonly string[];
   /** Where finished lines go (with trailing newline); stdout by default. */
   write?: (line: string) => void;
@@ -173,17 +182,9 @@ export interface LogOptions {
 /** Configures LogTape for the whole process (replacing any earlier configuration). */
 export function setupLogging(options: LogOptions): void {
   const format = options.json ? formatJson : formatText;
-  const secrets = options.secrets ?? [];
-  let redact = createRedactor([...secrets, ...learnt]);
-  let redactsVersion = learntVersion;
+  for (const secret of options.secrets ?? []) registry.add(secret);
   const write = options.write ?? writeStdout;
-  const sink = (record: LogRecord) => {
-    if (redactsVersion !== learntVersion) {
-      redact = createRedactor([...secrets, ...learnt]);
-      redactsVersion = learntVersion;
-    }
-    write(redact(format(record)) + "\n");
-  };
+  const sink = (record: LogRecord) => write(registry.redact(format(record)) + "\n");
   configureSync({
     reset: true,
     sinks: { out: sink },

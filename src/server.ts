@@ -9,6 +9,7 @@ import { type Clock, systemClock, type TimerId } from "./clock.ts";
 import { type Config, ConfigError, isHttpRunner } from "./config.ts";
 import { moduleLogger } from "./log.ts";
 import { interfaceAddresses, isWildcardHost, selfOriginsFor, urlHost } from "./origins.ts";
+import { redact, secrets } from "./redact.ts";
 import {
   type HostRule,
   hostRule,
@@ -46,13 +47,13 @@ export const PATHS = {
 
 /** Anthropic error envelope `{type:"error", error:{type, message}}` (SPEC §2.3). */
 export function errorEnvelope(type: string, message: string) {
-  return { type: "error", error: { type, message } } as const;
+  return { type: "error", error: { type, message: redact(message) } } as const;
 }
 
 /** OpenAI error shape, used for request errors on `/v1/responses`. */
 /** OpenAI's error shape, plus SPEC §2.3's top-level `type: "error"` (clients ignore it). */
 export function openAiError(type: string, message: string, code: string | null = null) {
-  return { type: "error", error: { message, type, param: null, code } } as const;
+  return { type: "error", error: { message: redact(message), type, param: null, code } } as const;
 }
 
 type BodyResult =
@@ -289,6 +290,8 @@ export const DEFAULT_ABORT_GRACE_MS = 2 * DEFAULT_KILL_GRACE_MS + 1000;
 export function startServer(config: Readonly<Config>, options: ServerOptions = {}): RunningServer {
   const problem = bindPolicyProblem(config);
   if (problem) throw new ConfigError(problem);
+  // Whatever leaves the gateway (log, progress, answers, error replies) masks its token.
+  secrets.add(config.token);
   const log = options.logger ?? moduleLogger("server");
   const clock = options.clock ?? systemClock;
   let origins: string[] = [];

@@ -72,17 +72,36 @@ export type ScrubOptions = Pick<
 >;
 
 /**
- * The gateway's variables a child may see: no SVC_*, no host markers, no gateway token under
- * any name, no credentials unless `passApiKeys`, no URL that reaches the gateway (pure).
+ * A withheld value shorter than this is matched only whole: a short token (allowed on a
+ * loopback bind) found inside PATH or HOME would otherwise leave the child without them.
+ */
+const MIN_CONTAINED_LENGTH = 8;
+
+/** Whether `value` is, or contains, one of the withheld values. */
+export function holdsWithheld(value: string, withheld: readonly string[]): boolean {
+  return withheld.some((secret) =>
+    secret !== "" &&
+    (value === secret || (secret.length >= MIN_CONTAINED_LENGTH && value.includes(secret)))
+  );
+}
+
+/**
+ * The gateway's variables a child may see: no SVC_*, no host markers, nothing that holds the
+ * gateway token under any name (or, unless `passApiKeys`, a provider key), no credentials
+ * unless `passApiKeys`, no URL that reaches the gateway (pure).
  */
 export function scrubBaseEnv(options: ScrubOptions): Record<string, string> {
   const credentials = new Set(CREDENTIAL_VARIABLES);
   const dropped = new Set([...HOST_MARKER_VARIABLES, ...GATEWAY_TOKEN_VARIABLES]);
-  const withheld = new Set(options.withheld?.filter((value) => value !== ""));
+  // Without passApiKeys a key copied under another name (MY_KEY=$OPENAI_API_KEY) stays out too.
+  const keys = options.passApiKeys
+    ? []
+    : CREDENTIAL_VARIABLES.map((name) => options.base[name]).filter((v) => v !== undefined);
+  const withheld = [...(options.withheld ?? []), ...keys];
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.base)) {
     if (name.startsWith("SVC_")) continue;
-    if (withheld.has(value)) continue;
+    if (holdsWithheld(value, withheld)) continue;
     if (dropped.has(name)) continue;
     if (!options.passApiKeys && credentials.has(name)) continue;
     if (pointsAtSelf(name, value, options.selfOrigins)) continue;
@@ -101,12 +120,11 @@ export function childEnvFrom(
   scrubbed: Readonly<Record<string, string>>,
   options: Omit<ChildEnvOptions, "base" | "selfOrigins">,
 ): Record<string, string> {
-  const withheld = new Set(options.withheld?.filter((value) => value !== ""));
   const env: Record<string, string> = { ...scrubbed };
   Object.assign(env, options.adapterEnv);
   if (options.passApiKeys) {
     for (const [name, value] of Object.entries(options.hostCredentials ?? {})) {
-      if (!withheld.has(value)) env[name] = value;
+      if (!holdsWithheld(value, options.withheld ?? [])) env[name] = value;
     }
   }
   Object.assign(env, options.agentEnv);

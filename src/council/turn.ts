@@ -11,6 +11,7 @@ import { capNotice, NO_AGENTS_NOTICE } from "./notices.ts";
 import { oneLine } from "../text.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { TurnRecord } from "./records.ts";
+import { redactedEvents } from "./redacted.ts";
 import { sessionCap, SessionStore } from "./session.ts";
 import { TurnContext, type TurnEnv } from "./turn_context.ts";
 import { finishTurn } from "./turn_end.ts";
@@ -46,7 +47,10 @@ export function createCouncil(deps: CouncilDeps): Council {
     sessions: deps.sessions ?? new SessionStore(deps.config.sessionCapacity),
     onTurnEnd: deps.onTurnEnd,
   };
-  return { sessions: env.sessions, runTurn: (request, signal) => turnEvents(env, request, signal) };
+  return {
+    sessions: env.sessions,
+    runTurn: (request, signal) => redactedEvents(request, turnEvents(env, request, signal)),
+  };
 }
 
 /**

@@ -7,6 +7,8 @@ import {
   moduleLogger,
   setupLogging,
 } from "../../src/log.ts";
+import { startServer } from "../../src/server.ts";
+import { fakeAgents, testConfig } from "../council/helpers.ts";
 import { envOf } from "./helpers.ts";
 
 /** Configures logging into an array for the duration of fn. */
@@ -112,4 +114,80 @@ Deno.test("log: collectSecrets takes the token and provider keys, skipping trivi
   const redact = createRedactor(["abcd", "abcdef"]);
   assert.equal(redact("x abcdef y abcd"), "x *** y ***");
   assert.equal(createRedactor([])("unchanged"), "unchanged");
+});
+
+/** Any character a terminal could act on, besides the line's own trailing newline. */
+// deno-lint-ignore no-control-regex
+const RAW_CONTROL = /[\x00-\x1f\x7f-\x9f\u202e]/;
+
+Deno.test("log: control characters in any value are shown as escapes, never emitted (text and JSON)", () => {
+  const hostile = {
+    clipboard: "\x1b]52;c;aGVsbG8=\x07", // OSC 52: writes the clipboard
+    title: "\x1b]0;pwned\x1b\\", // OSC 0: sets the window title
+    overwrite: "ok\rINFO  all fine", // CR: overwrites what came before
+    csi: "\u009b2J", // C1 CSI: clears the screen
+    bidi: "abc\u202edcba",
+  };
+  for (const json of [false, true]) {
+    const lines = capture({ json }, () => {
+      moduleLogger("test").with({ turn: "t\x1b[31m" }).info("path {path}", {
+        path: `/v1/${hostile.clipboard}`,
+        ...hostile,
+      });
+    });
+    assert.equal(lines.length, 1);
+    const line = lines[0].slice(0, -1);
+    assert.doesNotMatch(line, RAW_CONTROL, JSON.stringify(line));
+    if (json) {
+      const record = JSON.parse(line);
+      // The values survive intact for a program reading the JSON.
+      assert.equal(record.clipboard, hostile.clipboard);
+      assert.equal(record.csi, hostile.csi);
+    } else {
+      assert.match(line, /\[turn t\\x1b\[31m\] path \/v1\/\\x1b\]52;c;aGVsbG8=\\x07/);
+      assert.match(line, /overwrite="ok\\rINFO {2}all fine"/);
+      assert.match(line, /\\x9b2J/);
+      assert.match(line, /abc\\u202edcba/);
+    }
+  }
+});
+
+Deno.test("log: a request path or model carrying escape sequences reaches the text log escaped", async () => {
+  const lines = [] as string[];
+  setupLogging({ level: "debug", json: false, write: (line) => lines.push(line) });
+  const server = startServer(
+    testConfig({
+      port: 0,
+      fanOutPolicy: "never",
+      defaultAgents: [{ runner: "claude", model: "o" }],
+    }),
+    { runAgent: fakeAgents(() => ({ text: "answer" })).runAgent, graceMs: 0 },
+  );
+  try {
+    for (const path of ["/%1B%5D52%3Bc%3BaGVsbG8%3D%07", "/v1/x%0DINFO%20fine", "/%C2%9B2J"]) {
+      await (await fetch(`${server.origin}${path}`)).body?.cancel();
+    }
+    const response = await fetch(`${server.origin}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "claude\x1b]0;pwned\x07\r",
+        max_tokens: 10,
+        messages: [{ role: "user", content: "hi" }],
+      }),
+    });
+    assert.equal(response.status, 200);
+    await response.body?.cancel();
+  } finally {
+    await server.shutdown();
+    resetSync();
+  }
+  assert.ok(
+    lines.some((l) => l.includes("GET /\\x1b]52%3Bc%3BaGVsbG8%3D\\x07 404")),
+    lines.join(""),
+  );
+  assert.ok(lines.some((l) => l.includes("GET /v1/x\\rINFO fine 404")));
+  assert.ok(lines.some((l) => l.includes("GET /\\x9b2J 404")));
+  assert.ok(lines.some((l) => l.includes("model=claude\\x1b]0;pwned\\x07\\r")));
+  for (const line of lines) assert.doesNotMatch(line.slice(0, -1), RAW_CONTROL, line);
 });

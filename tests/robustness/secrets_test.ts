@@ -9,11 +9,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getLogger, resetSync } from "@logtape/logtape";
+import fc from "fast-check";
 import { childEnv } from "../../src/agents/env.ts";
+import { FakeClock } from "../../src/clock.ts";
+import { createCouncil } from "../../src/council/turn.ts";
 import { maskSecret, setupLogging } from "../../src/log.ts";
+import { SecretRegistry } from "../../src/redact.ts";
 import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../../src/protocol/credentials.ts";
 import { spawnGateway } from "../e2e/gateway.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
+import { collect, fakeAgents, gate, testConfig, testRequest } from "../council/helpers.ts";
+
+const never = new AbortController().signal;
 
 const TOKEN = "gw-Secret-Token-4b8e2f7a91";
 /** Provider keys in the gateway's environment. */
@@ -218,4 +225,177 @@ Deno.test("secrets: a provider key a request forwards is masked in every later l
       resetSync();
     }
   }
+});
+
+/** An agent whose stderr echoes the token and the provider keys it was given, then fails. */
+async function leaker(dir: string): Promise<string> {
+  const path = join(dir, "leaker");
+  await Deno.writeTextFile(
+    path,
+    "#!/bin/sh\ncat >/dev/null\n" +
+      `echo "401: token ${TOKEN} rejected; key $ANTHROPIC_API_KEY / $OPENAI_API_KEY" >&2\nexit 3\n`,
+  );
+  await Deno.chmod(path, 0o755);
+  return path;
+}
+
+Deno.test("secrets: a child's stderr echoing the token or a key is masked in progress, the all-failed answer and the log", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cg-leak-" });
+  try {
+    const gateway = await spawnGateway(dir, {
+      logLevel: "debug",
+      passApiKeys: true,
+      fanOutPolicy: "never",
+      defaultAgents: [{
+        name: "leaker",
+        runner: "command",
+        model: "m",
+        command: await leaker(dir),
+      }],
+    }, GATEWAY_ENV);
+    const replies: string[] = [];
+    try {
+      const host = { authorization: `Bearer ${TOKEN}`, "x-api-key": HEADER_KEY };
+      for (const stream of [true, false]) {
+        const res = await fetch(`${gateway.origin}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...host },
+          body: JSON.stringify({
+            model: "claude-opus-4-8",
+            max_tokens: 100,
+            stream,
+            messages: [{ role: "user", content: "hello" }],
+          }),
+        });
+        replies.push(await res.text());
+      }
+      const codex = await fetch(`${gateway.origin}/v1/responses`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+        body: JSON.stringify({ model: "gpt-5.5", input: "hello", stream: true }),
+      });
+      replies.push(await codex.text());
+    } finally {
+      assert.equal(await gateway.stop(), 0);
+    }
+    // The failure did reach progress and the answers, masked.
+    assert.match(
+      replies[0],
+      /leaker: failed after .*401: token \*\*\* rejected; key \*\*\* \/ \*\*\*/,
+    );
+    assert.match(replies[1], /no agent returned a usable reply.*401: token \*\*\* rejected/s);
+    assert.match(replies[2], /401: token \*\*\* rejected/);
+    for (const reply of replies) {
+      assert.deepEqual(found(reply, [TOKEN, ...PROVIDER_SECRETS]), [], "a secret in a reply");
+    }
+    assert.deepEqual(found(gateway.lines().join("\n"), [TOKEN, ...PROVIDER_SECRETS]), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("secrets: the scrub drops variables whose value contains the token, or (passApiKeys off) a key", () => {
+  const base = {
+    PATH: "/bin",
+    PROXY_URL: `https://user:${TOKEN}@proxy.example`,
+    SHELL_HISTORY_LINE: `curl -H "x-api-key: ${ENV_KEYS.OPENAI_API_KEY}"`,
+    OPENAI_API_KEY: ENV_KEYS.OPENAI_API_KEY,
+    SHORT: "xx-ab-xx",
+  };
+  const off = childEnv({ base, passApiKeys: false, selfOrigins: [], withheld: [TOKEN, "ab"] });
+  assert.deepEqual(Object.keys(off).filter((k) => k in base).sort(), ["PATH", "SHORT"]);
+  const on = childEnv({ base, passApiKeys: true, selfOrigins: [], withheld: [TOKEN] });
+  assert.equal(on.PROXY_URL, undefined, "the token, under any name, in any part of a value");
+  assert.equal(on.OPENAI_API_KEY, ENV_KEYS.OPENAI_API_KEY);
+  assert.equal(on.SHELL_HISTORY_LINE, base.SHELL_HISTORY_LINE);
+  // A forwarded credential that carries the token is not forwarded.
+  const forwarded = childEnv({
+    base: {},
+    passApiKeys: true,
+    selfOrigins: [],
+    withheld: [TOKEN],
+    hostCredentials: { ANTHROPIC_API_KEY: `Bearer ${TOKEN}` },
+  });
+  assert.equal(forwarded.ANTHROPIC_API_KEY, undefined);
+});
+
+Deno.test("secrets: a key in use by a running turn is never forgotten, however many others are learnt", async () => {
+  const registry = new SecretRegistry();
+  const release = registry.hold(["sk-live-key-in-use-1234"]);
+  for (let i = 0; i < 500; i++) registry.learn(`sk-other-key-${i}-abcdef`);
+  assert.equal(registry.redact("key sk-live-key-in-use-1234"), "key ***");
+  assert.equal(registry.redact("sk-other-key-0-abcdef"), "sk-other-key-0-abcdef", "bounded");
+  assert.equal(registry.redact("sk-other-key-499-abcdef"), "***");
+  release();
+  assert.equal(registry.redact("key sk-live-key-in-use-1234"), "key ***", "then kept as recent");
+  for (let i = 0; i < 64; i++) registry.learn(`sk-newer-key-${i}-abcdef`);
+  assert.equal(registry.redact("sk-live-key-in-use-1234"), "sk-live-key-in-use-1234");
+
+  // Through a council turn: the request's key stays masked while 500 others come and go.
+  const key = "sk-ant-turn-key-5f6e7d8c";
+  const open = gate();
+  const fake = fakeAgents(() => ({
+    ok: false,
+    gate: open.promise,
+    error: `claude: exit code 1: invalid x-api-key ${key}`,
+  }));
+  const lines: string[] = [];
+  setupLogging({ level: "debug", json: false, write: (line) => lines.push(line) });
+  try {
+    const council = createCouncil({
+      config: testConfig({ fanOutPolicy: "never", passApiKeys: true }),
+      runAgent: fake.runAgent,
+      clock: new FakeClock(),
+    });
+    const turn = collect(
+      council.runTurn(testRequest({ hostCredentials: { ANTHROPIC_API_KEY: key } }), never),
+    );
+    while (fake.active === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    for (let i = 0; i < 500; i++) maskSecret(`sk-ant-other-${i}-0a1b2c3d`);
+    open.open();
+    const log = await turn;
+    const shown = [...log.progress, (log.outcome as { text: string }).text, ...lines].join("\n");
+    assert.match(shown, /invalid x-api-key \*\*\*/);
+    assert.ok(!shown.includes(key), shown);
+  } finally {
+    resetSync();
+  }
+});
+
+Deno.test("secrets: a streamed answer is masked however the secret is split across deltas", () => {
+  const registry = new SecretRegistry();
+  registry.add("sk-abcdef");
+  registry.add("sk-abcdef-longer");
+  registry.add("cdef-tail");
+  // Every way to cut a text where one secret ends inside another's possible start.
+  for (const text of ["x sk-abcdef-tail y", "sk-abcdef-longer!", "sk-abcdef-long"]) {
+    for (let i = 0; i <= text.length; i++) {
+      for (let j = i; j <= text.length; j++) {
+        const stream = registry.stream();
+        const out = [text.slice(0, i), text.slice(i, j), text.slice(j)].map((p) => stream.push(p))
+          .join("") + stream.flush();
+        assert.equal(out, registry.redact(text), `${text} cut at ${i}, ${j}`);
+      }
+    }
+  }
+  fc.assert(
+    fc.property(
+      fc.array(fc.constantFrom("sk-", "abc", "def", "-longer", "-tail", "c", "x", " ", "***")),
+      fc.array(fc.nat(40)),
+      (words, cuts) => {
+        const text = words.join("");
+        const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+        const stream = registry.stream();
+        let out = "";
+        let from = 0;
+        for (const point of [...points, text.length]) {
+          out += stream.push(text.slice(from, point));
+          from = point;
+        }
+        out += stream.flush();
+        assert.equal(out, registry.redact(text));
+      },
+    ),
+    { numRuns: 500 },
+  );
 });

@@ -3,6 +3,7 @@
  */
 import type { Outcome } from "../../council/types.ts";
 import { newId } from "../ids.ts";
+import { redact } from "../../redact.ts";
 
 export interface MessagesUsage {
   input_tokens: number;
@@ -70,5 +71,5 @@ export type MessagesErrorType = "invalid_request_error" | "api_error" | "overloa
 
 /** `{type:"error", error:{type, message}}` — the envelope for HTTP errors and SSE `error`. */
 export function messagesError(type: MessagesErrorType, message: string) {
-  return { type: "error" as const, error: { type, message } };
+  return { type: "error" as const, error: { type, message: redact(message) } };
 }

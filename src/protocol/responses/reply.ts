@@ -4,6 +4,7 @@
  */
 import type { Outcome, TurnUsage } from "../../council/types.ts";
 import { estimateTokens, outputTokensOf } from "../usage.ts";
+import { redact } from "../../redact.ts";
 
 export interface ResponsesUsage {
   input_tokens: number;
@@ -134,5 +135,5 @@ export function responsesError(
   code: string | null = null,
 ) {
   // SPEC §2.3: every error body is `{type: "error", error: {message, …}}`.
-  return { type: "error" as const, error: { message, type, param, code } };
+  return { type: "error" as const, error: { message: redact(message), type, param, code } };
 }
