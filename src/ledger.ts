@@ -1,225 +1,39 @@
 /**
- * The turn ledger: one JSON line per finished turn, appended and fsynced, and read back at
- * start-up to rebuild each session's turn count and spend, so a restart resets no cap.
+ * The turn ledger as the council's journal: a JSONL file that records each turn's start, each
+ * finished call and each turn's end, read back at start-up (and for a session evicted from
+ * memory) so that neither a restart nor a crash mid-turn resets a cap or loses spend.
  */
 import { resolve } from "node:path";
 import type { Logger } from "@logtape/logtape";
-import { z } from "zod";
-import { LineSplitter } from "./agents/process.ts";
 import { moduleLogger } from "./log.ts";
-import type { Session, SessionStore } from "./council/session.ts";
+import type { TurnJournal, TurnStart } from "./council/journal.ts";
+import type { SessionStore } from "./council/session.ts";
 import type { CallRecord, TurnRecord } from "./council/records.ts";
+import { appendLine } from "./ledger/file.ts";
+import { ledgerCallLine, type LedgerEntry, ledgerEntry, ledgerStart } from "./ledger/lines.ts";
+import { lookupSession, rebuildSessions } from "./ledger/sessions.ts";
 
-export const LEDGER_VERSION = 1;
+export {
+  LEDGER_VERSION,
+  type LedgerCall,
+  LedgerCallSchema,
+  type LedgerEntry,
+  ledgerEntry,
+  LedgerEntrySchema,
+} from "./ledger/lines.ts";
+export {
+  type LedgerScan,
+  readLedger,
+  rebuildSessions,
+  type RebuiltSessions,
+} from "./ledger/sessions.ts";
 
-const count = z.number().int().nonnegative();
-const usd = z.number().nonnegative();
-
-/** One agent call of a turn. */
-export const LedgerCallSchema = z.object({
-  agent: z.string(),
-  /** `claude`, `claude#2`, `claude (synth)`, `judge`. */
-  label: z.string(),
-  role: z.string(),
-  model: z.string(),
-  status: z.enum(["ok", "failed", "timed-out", "aborted"]),
-  durationMs: count,
-  inputTokens: count,
-  outputTokens: count,
-  costUsd: usd,
-  /** Cost or tokens were estimated, not reported by the CLI. */
-  estimated: z.boolean(),
-});
-export type LedgerCall = z.infer<typeof LedgerCallSchema>;
-
-/** One line of the ledger. Unknown keys are kept readable by older versions (not strict). */
-export const LedgerEntrySchema = z.object({
-  v: z.literal(LEDGER_VERSION),
-  /** When the turn ended (ISO 8601, UTC). */
-  time: z.string(),
-  turn: z.string(),
-  /** The session key: a SHA-256 hash of the system prompt and first user message. */
-  session: z.string().min(1),
-  /** The session's turn count after this turn. */
-  sessionTurn: count,
-  /** The session's spend after this turn (as the running gateway had it). */
-  sessionUsd: usd,
-  /** Whether the turn counted toward the session's cap (false: capped, or no agents). */
-  counted: z.boolean(),
-  /** `single`, `fanout`, `capped`, `no-agents`, `unplanned`. */
-  decision: z.string(),
-  reason: z.string(),
-  /** Children consulted. */
-  agents: z.array(z.string()),
-  calls: z.array(LedgerCallSchema),
-  outcome: z.enum(["answer", "tool"]),
-  failed: z.boolean(),
-  cancelled: z.boolean(),
-  wallMs: count,
-  inputTokens: count,
-  outputTokens: count,
-  costUsd: usd,
-});
-export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
-
-function callStatus(call: CallRecord): LedgerCall["status"] {
-  if (call.ok) return "ok";
-  if (call.timedOut) return "timed-out";
-  return call.aborted ? "aborted" : "failed";
-}
-
-/** The ledger line of a finished turn. */
-export function ledgerEntry(record: TurnRecord): LedgerEntry {
-  return {
-    v: LEDGER_VERSION,
-    time: new Date(record.endedAt).toISOString(),
-    turn: record.turnId,
-    session: record.sessionKey,
-    sessionTurn: record.sessionTurns,
-    sessionUsd: record.sessionUsd,
-    counted: record.counted,
-    decision: record.decision.kind,
-    reason: record.decision.reason,
-    agents: record.decision.agents,
-    calls: record.calls.map((call) => ({
-      agent: call.agent,
-      label: call.label,
-      role: call.role,
-      model: call.model,
-      status: callStatus(call),
-      durationMs: Math.max(0, Math.round(call.durationMs)),
-      inputTokens: call.usage.inputTokens,
-      outputTokens: call.usage.outputTokens,
-      costUsd: call.usage.costUsd,
-      estimated: call.usage.estimated,
-    })),
-    outcome: record.outcomeKind,
-    failed: record.failed,
-    cancelled: record.cancelled,
-    wallMs: Math.max(0, Math.round(record.usage.wallMs)),
-    inputTokens: record.usage.inputTokens,
-    outputTokens: record.usage.outputTokens,
-    costUsd: record.usage.usd,
-  };
-}
-
-const encoder = new TextEncoder();
-
-/**
- * Appends one line and fsyncs it before returning, so a turn whose reply has gone out is on
- * disk. Opened per line: a rotated-away file is simply started afresh.
- */
+/** Appends one finished turn's entry (fsynced, after closing off a torn last line). */
 export function appendEntry(path: string, entry: LedgerEntry): void {
-  const bytes = encoder.encode(`${JSON.stringify(entry)}\n`);
-  const file = Deno.openSync(path, { append: true, create: true, mode: 0o600 });
-  try {
-    let offset = 0;
-    while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
-    file.syncSync();
-  } finally {
-    file.close();
-  }
+  appendLine(path, JSON.stringify(entry));
 }
 
-/** A line is at most this long; longer ones are not ledger lines (skipped unbuffered). */
-const MAX_LINE_BYTES = 1024 * 1024;
-const READ_CHUNK_BYTES = 64 * 1024;
-
-export interface LedgerScan {
-  /** Valid entries handed on. */
-  entries: number;
-  /** Lines that are not valid entries (e.g. a line torn by a crash mid-write). */
-  skipped: number;
-  /** The first skipped line's number (1-based) and why, for a warning. */
-  firstSkipped?: { line: number; reason: string };
-}
-
-/**
- * Reads a ledger line by line (memory bounded by one line), handing on each valid entry. A
- * missing file is an empty ledger; other read errors throw.
- */
-export function readLedger(path: string, onEntry: (entry: LedgerEntry) => void): LedgerScan {
-  const scan: LedgerScan = { entries: 0, skipped: 0 };
-  let file: Deno.FsFile;
-  try {
-    file = Deno.openSync(path, { read: true });
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return scan;
-    throw err;
-  }
-  let lineNumber = 0;
-  const skip = (reason: string) => {
-    scan.skipped++;
-    scan.firstSkipped ??= { line: lineNumber, reason };
-  };
-  const take = (line: string) => {
-    lineNumber++;
-    if (!line.trim()) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      return skip("not JSON");
-    }
-    const parsed = LedgerEntrySchema.safeParse(value);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return skip(`${issue.path.join(".") || "(line)"}: ${issue.message}`);
-    }
-    scan.entries++;
-    onEntry(parsed.data);
-  };
-  const lines = new LineSplitter(MAX_LINE_BYTES, "drop");
-  const buffer = new Uint8Array(READ_CHUNK_BYTES);
-  try {
-    for (;;) {
-      const n = file.readSync(buffer);
-      if (n === null) break;
-      const before = lines.overflowed;
-      const complete = lines.push(buffer.subarray(0, n));
-      complete.forEach(take);
-      for (let i = before; i < lines.overflowed; i++) {
-        lineNumber++;
-        skip(`longer than ${MAX_LINE_BYTES} bytes`);
-      }
-    }
-    lines.end().forEach(take);
-  } finally {
-    file.close();
-  }
-  return scan;
-}
-
-export interface RebuiltSessions extends LedgerScan {
-  /** Least recently used first (the order `SessionStore.restore` should see them in). */
-  sessions: Session[];
-  /** Turns counted toward caps, over all sessions. */
-  turns: number;
-  usd: number;
-}
-
-/**
- * Each session's counters as the ledger has them: turns = the turns that counted toward its
- * cap, usd = the sum of its turns' spend (cancelled turns included: their calls ran).
- */
-export function rebuildSessions(path: string): RebuiltSessions {
-  const sessions = new Map<string, Session>();
-  let turns = 0;
-  let total = 0;
-  const scan = readLedger(path, (entry) => {
-    const session = sessions.get(entry.session) ?? { key: entry.session, turns: 0, usd: 0 };
-    if (entry.counted) session.turns++;
-    session.usd += entry.costUsd;
-    // Re-insert: the Map's order becomes least recently used first.
-    sessions.delete(entry.session);
-    sessions.set(entry.session, session);
-    if (entry.counted) turns++;
-    total += entry.costUsd;
-  });
-  return { ...scan, sessions: [...sessions.values()], turns, usd: total };
-}
-
-/** The ledger file cannot be used (unreadable, or its directory is missing). */
+/** The ledger file cannot be used (unreadable, unwritable, or its directory is missing). */
 export class LedgerError extends Error {
   override name = "LedgerError";
 }
@@ -233,25 +47,54 @@ function describe(err: unknown): string {
   return (err as Error)?.message ?? String(err);
 }
 
+/** A ledger file opened for appending; every method throws LedgerError when it cannot write. */
+export class Ledger implements TurnJournal {
+  constructor(readonly path: string) {}
+
+  started(start: TurnStart): void {
+    this.#append(ledgerStart(start), `the start of turn ${start.turnId}`);
+  }
+
+  called(start: TurnStart, call: CallRecord, endedAt: number): void {
+    this.#append(ledgerCallLine(start, call, endedAt), `a call of turn ${start.turnId}`);
+  }
+
+  ended(record: TurnRecord): void {
+    this.#append(ledgerEntry(record), `turn ${record.turnId}`);
+  }
+
+  #append(line: unknown, what: string): void {
+    try {
+      appendLine(this.path, JSON.stringify(line));
+    } catch (err) {
+      throw new LedgerError(`ledger ${this.path}: cannot record ${what}: ${describe(err)}`);
+    }
+  }
+}
+
 /**
- * Start-up: rebuilds `sessions` from the ledger at `path` (the most recent `capacity` sessions)
- * and checks the file can be appended to; returns the `onTurnEnd` hook that appends each turn.
- * Throws LedgerError when the file cannot be read or created.
+ * Start-up: rebuilds `sessions` from the ledger at `path` (the most recent `capacity` sessions
+ * in memory; the others are looked up again when they return), settles turns a crash cut
+ * short, and checks the file can be appended to. Throws LedgerError when the file cannot be
+ * read or written.
  */
 export function openLedger(
   path: string,
   sessions: SessionStore,
   log: Logger = moduleLogger("ledger"),
-): (record: TurnRecord) => void {
+): Ledger {
   const absolute = resolve(path);
-  let rebuilt: RebuiltSessions;
+  const ledger = new Ledger(absolute);
+  let rebuilt;
   try {
     rebuilt = rebuildSessions(absolute);
+    for (const entry of rebuilt.interrupted) appendEntry(absolute, entry);
     Deno.openSync(absolute, { append: true, create: true, mode: 0o600 }).close();
   } catch (err) {
     throw new LedgerError(`ledger ${absolute}: ${describe(err)}`);
   }
-  for (const session of rebuilt.sessions.slice(-sessions.capacity)) sessions.restore(session);
+  sessions.setLookup((key) => lookupSession(absolute, key));
+  for (const session of rebuilt.sessions) sessions.restore(session);
   log.info(
     "ledger {path}: restored {sessions} sessions ({turns} turns, ${usd}) from {entries} entries",
     {
@@ -262,6 +105,13 @@ export function openLedger(
       entries: rebuilt.entries,
     },
   );
+  if (rebuilt.interrupted.length > 0) {
+    log.warn("ledger {path}: settled {count} turn(s) cut short by a stop mid-turn (${usd})", {
+      path: absolute,
+      count: rebuilt.interrupted.length,
+      usd: rebuilt.interrupted.reduce((total, entry) => total + entry.costUsd, 0).toFixed(4),
+    });
+  }
   if (rebuilt.firstSkipped) {
     log.warn("ledger {path}: skipped {skipped} invalid line(s); first at line {line}: {reason}", {
       path: absolute,
@@ -269,15 +119,5 @@ export function openLedger(
       ...rebuilt.firstSkipped,
     });
   }
-  return (record) => {
-    try {
-      appendEntry(absolute, ledgerEntry(record));
-    } catch (err) {
-      log.error("ledger {path}: cannot append turn {turn}: {error}", {
-        path: absolute,
-        turn: record.turnId,
-        error: describe(err),
-      });
-    }
-  };
+  return ledger;
 }

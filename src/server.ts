@@ -321,10 +321,11 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       selfOrigins: () => origins,
       pricing: config.pricing,
     });
-    // With a ledger, sessions start from its counters and every finished turn is appended.
+    // With a ledger, sessions start from its counters and each turn's start, calls and end are
+    // appended.
     const sessions = new SessionStore(config.sessionCapacity);
-    const onTurnEnd = config.ledger ? openLedger(config.ledger, sessions) : undefined;
-    const council = createCouncil({ config, runAgent, clock: options.clock, sessions, onTurnEnd });
+    const journal = config.ledger ? openLedger(config.ledger, sessions) : undefined;
+    const council = createCouncil({ config, runAgent, clock: options.clock, sessions, journal });
     const deps = {
       runTurn: inFlight.wrap(council.runTurn),
       streamProgress: config.streamProgress,

@@ -6,6 +6,7 @@ import type { AgentResult, AgentRole } from "../agents/types.ts";
 import { type Failure, failureReason } from "./notices.ts";
 import type { ChildPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
+import type { CallRecord } from "./records.ts";
 import type { TurnContext } from "./turn_context.ts";
 
 export interface CallOptions {
@@ -53,7 +54,7 @@ export async function callAgent(
     result = thrownResult(agent, options, err);
   }
   turn.meter.add(result.usage);
-  turn.calls.push({
+  const call: CallRecord = {
     label: options.label,
     agent: agent.name,
     model: result.model,
@@ -64,7 +65,9 @@ export async function callAgent(
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     usage: result.usage,
-  });
+  };
+  turn.calls.push(call);
+  turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
   tracker.finished(result);
   if (!result.ok && !result.aborted) {
     turn.log.warn("{label} failed: {error}", {

@@ -27,6 +27,19 @@ export function capNotice(cap: SessionCap): string {
   ].join("\n");
 }
 
+/** The spend cap cannot be enforced because the ledger cannot record or read spend. */
+export function journalNotice(problem: string): string {
+  return [
+    "The council gateway cannot keep its spend record, so no council was run for this request: " +
+    "the spend limit (maxSessionUsd) cannot hold without it.",
+    "",
+    `Problem: ${oneLine(problem)}`,
+    "",
+    "Fix the ledger file (disk space, permissions, the `ledger` path in council.yaml) and try " +
+    "again; the gateway log has the details.",
+  ].join("\n");
+}
+
 /** One line per agent that failed or whose reply was unusable. */
 export interface Failure {
   label: string;

@@ -7,10 +7,11 @@ import type { Outcome, TurnUsage } from "./types.ts";
 /** What the turn decided before running agents: how many, which, and why. */
 export interface TurnDecision {
   /**
-   * `single` / `fanout`: a council ran; `capped`: the session was at a cap; `no-agents`: none
-   * configured; `unplanned`: the turn broke before planning finished.
+   * `single` / `fanout`: a council ran; `capped`: the session was at a cap; `refused`: its spend
+   * could not be recorded under a spend cap; `no-agents`: none configured; `unplanned`: the turn
+   * ended before planning finished (cancelled while waiting, or broken).
    */
-  kind: "single" | "fanout" | "capped" | "no-agents" | "unplanned";
+  kind: "single" | "fanout" | "capped" | "refused" | "no-agents" | "unplanned";
   reason: string;
   /** Labels of the children consulted (empty when none ran). */
   agents: string[];

@@ -7,12 +7,14 @@ import type { Config } from "../config.ts";
 import type { RunAgent } from "../agents/types.ts";
 import { actionTurn } from "./action_turn.ts";
 import { answerTurn } from "./answer_turn.ts";
-import { capNotice, NO_AGENTS_NOTICE } from "./notices.ts";
+import { admitTurn } from "./admission.ts";
+import type { TurnJournal } from "./journal.ts";
+import { NO_AGENTS_NOTICE } from "./notices.ts";
 import { oneLine } from "../text.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { TurnRecord } from "./records.ts";
 import { redactedEvents } from "./redacted.ts";
-import { sessionCap, SessionStore } from "./session.ts";
+import { SessionStore } from "./session.ts";
 import { TurnContext, type TurnEnv } from "./turn_context.ts";
 import { finishTurn } from "./turn_end.ts";
 import { planStep } from "./turn_plan.ts";
@@ -28,8 +30,10 @@ export interface CouncilDeps {
   random?: () => number;
   /** Session counters; pass one to pre-fill it (e.g. from a ledger). Default: a fresh store. */
   sessions?: SessionStore;
-  /** Called once per turn after its spend is booked (e.g. to append to a ledger). */
+  /** Called once per turn after its spend is booked. */
   onTurnEnd?: (record: TurnRecord) => void;
+  /** Records each turn's start, calls and end as they happen (a ledger). */
+  journal?: TurnJournal;
 }
 
 export interface Council {
@@ -46,6 +50,7 @@ export function createCouncil(deps: CouncilDeps): Council {
     random: deps.random ?? Math.random,
     sessions: deps.sessions ?? new SessionStore(deps.config.sessionCapacity),
     onTurnEnd: deps.onTurnEnd,
+    journal: deps.journal,
   };
   return {
     sessions: env.sessions,
@@ -113,20 +118,20 @@ async function runSteps(turn: TurnContext): Promise<void> {
     turn.decision = { kind: "no-agents", reason: "no agents configured", agents: [] };
     return finishTurn(turn, { kind: "answer", text: NO_AGENTS_NOTICE });
   }
-  const cap = sessionCap(sessions.touch(request.sessionKey), config);
-  if (cap) {
-    turn.decision = { kind: "capped", reason: `session at its ${cap.kind} cap`, agents: [] };
-    turn.progress(
-      cap.kind === "turns"
-        ? `session at its turn cap (${cap.turns}/${cap.maxTurns}) — no council run`
-        : `session at its spend cap ($${
-          cap.usd.toFixed(4)
-        } of $${cap.maxSessionUsd}) — no council run`,
-      "info",
-    );
-    return finishTurn(turn, { kind: "answer", text: capNotice(cap) });
+  const admitted = await admitTurn({
+    sessions,
+    limits: config,
+    journal: turn.env.journal,
+    start: turn.start,
+    signal: turn.signal,
+    progress: (line) => turn.progress(line, "info"),
+    alarm: (line) => turn.alarm(line),
+  });
+  if (admitted.kind === "refused") {
+    turn.decision = admitted.decision;
+    return finishTurn(turn, { kind: "answer", text: admitted.text });
   }
-  sessions.startTurn(request.sessionKey);
+  turn.ticket = admitted.ticket;
   turn.counted = true;
   turn.narrator.start();
   let outcome: Outcome;

@@ -11,8 +11,9 @@ import { TurnMeter } from "./cost.ts";
 import { allFailedNotice, CANCELLED_NOTICE, type Failure } from "./notices.ts";
 import { type LineLevel, Narrator, recapLine } from "./progress.ts";
 import { oneLine } from "../text.ts";
+import type { TurnJournal, TurnStart } from "./journal.ts";
 import type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
-import type { SessionStore } from "./session.ts";
+import type { SessionStore, Ticket } from "./session.ts";
 import type { Outcome, TurnEvent, TurnRequest } from "./types.ts";
 
 /** What every turn of a council runs against. */
@@ -23,6 +24,7 @@ export interface TurnEnv {
   random: () => number;
   sessions: SessionStore;
   onTurnEnd?: (record: TurnRecord) => void;
+  journal?: TurnJournal;
 }
 
 const logger = getLogger(["council-gateway", "council"]);
@@ -47,6 +49,11 @@ export class TurnContext {
   decision: TurnDecision = { kind: "unplanned", reason: "not planned", agents: [] };
   counted = false;
   readonly calls: CallRecord[] = [];
+  /** The session's hold on this turn's count and spend, once admitted. */
+  ticket: Ticket | undefined;
+  readonly start: TurnStart;
+  /** A journal failure was already shown in progress (once per turn is enough). */
+  #journalAlarmed = false;
 
   constructor(
     env: TurnEnv,
@@ -60,6 +67,7 @@ export class TurnContext {
     this.emit = emit;
     this.log = logger.with({ turn: request.id });
     this.startedAt = env.clock.now();
+    this.start = { turnId: request.id, sessionKey: request.sessionKey, startedAt: this.startedAt };
     this.narrator = new Narrator({
       clock: env.clock,
       telemetryMs: env.config.telemetryMs,
@@ -78,6 +86,27 @@ export class TurnContext {
     const text = oneLine(line);
     this.log[level]("{line}", { line: text });
     if (!this.answerStarted && !this.done) this.emit({ type: "progress", text });
+  }
+
+  /** A problem the user must see: an error in the log, and a progress line while it is open. */
+  alarm(line: string): void {
+    const text = oneLine(line);
+    this.log.error("{line}", { line: text });
+    if (!this.answerStarted && !this.done) this.emit({ type: "progress", text });
+  }
+
+  /** Writes to the journal; a failure is shown (once per turn) and never stops the turn. */
+  journal(write: (journal: TurnJournal) => void): void {
+    const { journal } = this.env;
+    if (!journal) return;
+    try {
+      write(journal);
+    } catch (err) {
+      const line = `${(err as Error).message} — spend is not being recorded`;
+      if (this.#journalAlarmed) this.log.error("{line}", { line });
+      else this.alarm(line);
+      this.#journalAlarmed = true;
+    }
   }
 
   recap(): string {

@@ -1,7 +1,8 @@
 /**
- * The end of a turn: its spend booked to the session, the closing recap, the record handed to
- * `onTurnEnd`, and the single `done` event.
+ * The end of a turn: its spend settled with the session, the closing recap, the record handed to
+ * the journal and `onTurnEnd`, and the single `done` event.
  */
+import type { TurnRecord } from "./records.ts";
 import type { TurnContext } from "./turn_context.ts";
 import type { Outcome } from "./types.ts";
 
@@ -21,32 +22,36 @@ export function finishTurn(turn: TurnContext, outcome: Outcome): void {
     });
     if (!turn.answerStarted) turn.emit({ type: "progress", text: recap });
   }
-  const sessionUsd = sessions.addSpend(key, usage.usd);
-  const sessionTurns = sessions.peek(key)?.turns ?? 0;
+  const session = turn.ticket ? sessions.settle(turn.ticket, usage.usd) : sessions.peek(key);
+  const sessionUsd = session?.usd ?? 0;
+  const sessionTurns = session?.turns ?? 0;
   turn.log.info("session turns={turns} sessionUsd={sessionUsd}", {
     turns: sessionTurns,
     sessionUsd: roundUsd(sessionUsd),
     session: key.slice(0, 12),
   });
+  const record: TurnRecord = {
+    turnId: turn.request.id,
+    sessionKey: key,
+    usage,
+    sessionTurns,
+    sessionUsd,
+    outcomeKind: outcome.kind,
+    endedAt: clock.now(),
+    counted: turn.counted,
+    decision: turn.decision,
+    calls: turn.calls,
+    failed: turn.failed,
+    cancelled: turn.signal.aborted,
+  };
+  // Before `done` is set, so a failure can still reach progress.
+  turn.journal((journal) => journal.ended(record));
   turn.done = true;
   turn.log.info("turn done: {kind}", {
     kind: outcome.kind === "tool" ? `tool ${outcome.name}` : "answer",
   });
   try {
-    turn.env.onTurnEnd?.({
-      turnId: turn.request.id,
-      sessionKey: key,
-      usage,
-      sessionTurns,
-      sessionUsd,
-      outcomeKind: outcome.kind,
-      endedAt: clock.now(),
-      counted: turn.counted,
-      decision: turn.decision,
-      calls: turn.calls,
-      failed: turn.failed,
-      cancelled: turn.signal.aborted,
-    });
+    turn.env.onTurnEnd?.(record);
   } catch (err) {
     turn.log.warn("onTurnEnd failed: {error}", { error: String(err) });
   }

@@ -7,6 +7,9 @@ import { join } from "node:path";
 import { FakeClock } from "../../src/clock.ts";
 import { SessionStore } from "../../src/council/session.ts";
 import { createCouncil, type TurnRecord } from "../../src/council/turn.ts";
+import type { TurnJournal } from "../../src/council/journal.ts";
+import { setupLogging } from "../../src/log.ts";
+import { resetSync } from "@logtape/logtape";
 import {
   appendEntry,
   type LedgerEntry,
@@ -28,13 +31,13 @@ function councilOnLedger(
 ) {
   const config = testConfig(file);
   const sessions = new SessionStore(config.sessionCapacity);
-  const onTurnEnd = openLedger(path, sessions);
+  const journal = openLedger(path, sessions);
   return createCouncil({
     config,
     runAgent: script.runAgent,
     clock: new FakeClock(),
     sessions,
-    onTurnEnd,
+    journal,
   });
 }
 
@@ -250,32 +253,184 @@ Deno.test("ledger: only the most recent sessionCapacity sessions are restored", 
   assert.deepEqual(restored.entries().map((s) => [s.key, s.turns]), [["c", 1], ["a", 2]]);
 });
 
-Deno.test("ledger: an unusable path fails at start; a failed append is logged, never thrown", async () => {
+Deno.test("ledger: an unusable path fails at start", async () => {
   const dir = await Deno.makeTempDir();
   assert.throws(
     () => openLedger(join(dir, "missing", "ledger.jsonl"), new SessionStore()),
     (err: Error) => err instanceof LedgerError && /its directory does not exist/.test(err.message),
   );
   assert.throws(() => openLedger(dir, new SessionStore()), LedgerError);
+});
 
-  const path = join(dir, "ledger.jsonl");
-  const errors: string[] = [];
-  const log = {
-    info: () => {},
-    warn: () => {},
-    error: (message: string, fields: Record<string, unknown>) =>
-      errors.push(`${message} ${JSON.stringify(fields)}`),
-  } as unknown as Parameters<typeof openLedger>[2];
-  const append = openLedger(path, new SessionStore(), log);
+/** A council on a ledger whose directory is then removed, its log lines captured. */
+async function councilOnLostLedger(file: Parameters<typeof testConfig>[0]) {
+  const dir = await Deno.makeTempDir();
+  const ledger = openLedger(join(dir, "ledger.jsonl"), new SessionStore());
   await Deno.remove(dir, { recursive: true });
+  const fake = fakeAgents(() => ({ text: "fine", usage: { costUsd: 0.01 } }));
+  const lines: string[] = [];
+  setupLogging({ level: "info", json: false, write: (line) => lines.push(line) });
   const council = createCouncil({
-    config: testConfig({ fanOutPolicy: "never" }),
-    runAgent: fakeAgents(() => ({ text: "fine" })).runAgent,
+    config: testConfig({ fanOutPolicy: "never", ...file }),
+    runAgent: fake.runAgent,
     clock: new FakeClock(),
-    onTurnEnd: append,
+    journal: ledger,
   });
-  const turn = await collect(council.runTurn(testRequest(), never));
-  assert.deepEqual(turn.outcome, { kind: "answer", text: "fine" });
-  assert.equal(errors.length, 1);
-  assert.match(errors[0], /cannot append turn/);
+  return { council, fake, lines, dir };
+}
+
+Deno.test("ledger: a ledger that cannot be written is loud, in progress and the log, and turns go on", async () => {
+  const { council, fake, lines } = await councilOnLostLedger({});
+  try {
+    const turn = await collect(council.runTurn(testRequest(), never));
+    assert.deepEqual(turn.outcome, { kind: "answer", text: "fine" });
+    assert.equal(fake.calls.length, 1);
+    const alarm = turn.progress.filter((l) => /ledger .*cannot record/.test(l));
+    assert.equal(alarm.length, 1, turn.progress.join("\n"));
+    assert.match(alarm[0], /its directory does not exist — this turn's spend is not recorded/);
+    assert.ok(lines.some((l) => / ERROR .*ledger .*cannot record the start of turn/.test(l)));
+    assert.ok(lines.some((l) => / ERROR .*ledger .*cannot record turn/.test(l)), "the end too");
+  } finally {
+    resetSync();
+  }
+});
+
+Deno.test("ledger: maxSessionUsd fails closed while its ledger cannot persist, and reopens when it can", async () => {
+  const { council, fake, dir } = await councilOnLostLedger({ maxSessionUsd: 5 });
+  try {
+    const refused = await collect(council.runTurn(testRequest({ sessionKey: "k" }), never));
+    assert.equal(fake.calls.length, 0, "no agent ran");
+    const text = (refused.outcome as { text: string }).text;
+    assert.match(text, /cannot keep its spend record/);
+    assert.match(text, /maxSessionUsd/);
+    assert.ok(refused.progress.some((l) => /no council run: maxSessionUsd cannot hold/.test(l)));
+    assert.deepEqual(council.sessions.peek("k"), { key: "k", turns: 0, usd: 0 });
+
+    await Deno.mkdir(dir);
+    const ran = await collect(council.runTurn(testRequest({ sessionKey: "k" }), never));
+    assert.deepEqual(ran.outcome, { kind: "answer", text: "fine" });
+    assert.deepEqual(entries(join(dir, "ledger.jsonl")).map((e) => e.decision), ["single"]);
+  } finally {
+    resetSync();
+  }
+});
+
+Deno.test("ledger: an append after a torn last line keeps the torn line apart and the new entry whole", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "ledger.jsonl");
+  const council = councilOnLedger(path, { fanOutPolicy: "never" });
+  await collect(council.runTurn(testRequest({ sessionKey: "a" }), never));
+  const [first] = entries(path);
+  // A crash mid-write: half a line, no newline.
+  await Deno.writeTextFile(path, JSON.stringify(first).slice(0, 50), { append: true });
+  appendEntry(path, { ...first, session: "b" });
+  await collect(council.runTurn(testRequest({ sessionKey: "c" }), never));
+
+  assert.deepEqual(entries(path).map((e) => e.session), ["a", "b", "c"]);
+  const scan = readLedger(path, () => {});
+  assert.equal(scan.skipped, 1, "only the torn line is lost");
+});
+
+/** A journal that writes to `ledger` until the simulated crash, then nothing (the process is gone). */
+function crashable(ledger: TurnJournal) {
+  let crashed = false;
+  const journal: TurnJournal = {
+    started: (start) => crashed || ledger.started(start),
+    called: (start, call, at) => crashed || ledger.called(start, call, at),
+    ended: (record) => crashed || ledger.ended(record),
+  };
+  return { journal, crash: () => (crashed = true) };
+}
+
+Deno.test("ledger: a turn in flight at a crash is settled at the next start from the calls it finished", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "ledger.jsonl");
+  const fake = fakeAgents(byAgent({
+    "claude:child": { text: "a", usage: { costUsd: 0.1 } },
+    "codex:child": { text: "b", usage: { costUsd: 0.2 } },
+    "gemini:child": { hang: true },
+  }));
+  const config = testConfig({ fanOutPolicy: "always", maxSessionUsd: 0.25 });
+  const sessions = new SessionStore(config.sessionCapacity);
+  const { journal, crash } = crashable(openLedger(path, sessions));
+  const council = createCouncil({
+    config,
+    runAgent: fake.runAgent,
+    clock: new FakeClock(),
+    sessions,
+    journal,
+  });
+  const stop = new AbortController();
+  const running = collect(council.runTurn(testRequest({ sessionKey: "s" }), stop.signal));
+  while (fake.calls.length < 3 || fake.active > 1) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  crash();
+
+  // The next start: the interrupted turn counts, with the spend of its two finished calls.
+  const restarted = new SessionStore(config.sessionCapacity);
+  openLedger(path, restarted);
+  assert.deepEqual(restarted.peek("s"), { key: "s", turns: 1, usd: 0.30000000000000004 });
+  const settled = entries(path);
+  assert.equal(settled.length, 1);
+  assert.equal(settled[0].decision, "interrupted");
+  assert.equal(settled[0].cancelled, true);
+  assert.deepEqual(settled[0].calls.map((c) => [c.label, c.costUsd]), [["claude", 0.1], [
+    "codex",
+    0.2,
+  ]]);
+  // Settled once: a second start finds the same counters and appends nothing.
+  const again = new SessionStore(config.sessionCapacity);
+  openLedger(path, again);
+  assert.deepEqual(again.peek("s"), restarted.peek("s"));
+  assert.equal(entries(path).length, 1);
+  // And the settled spend keeps the session at its cap.
+  const after = createCouncil({
+    config,
+    runAgent: fake.runAgent,
+    clock: new FakeClock(),
+    sessions: again,
+  });
+  const capped = await collect(after.runTurn(testRequest({ sessionKey: "s" }), never));
+  assert.match((capped.outcome as { text: string }).text, /maxSessionUsd/);
+
+  stop.abort();
+  await running;
+});
+
+Deno.test("ledger: a capped session stays capped after it falls out of memory (looked up again)", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "ledger.jsonl");
+  const fake = fakeAgents(() => ({ text: "ran", usage: { costUsd: 0.25 } }));
+  const council = councilOnLedger(
+    path,
+    { fanOutPolicy: "never", maxSessionUsd: 0.25, sessionCapacity: 2 },
+    fake,
+  );
+  await collect(council.runTurn(testRequest({ sessionKey: "capped" }), never));
+  for (const key of ["b", "c", "d"]) {
+    await collect(council.runTurn(testRequest({ sessionKey: key }), never));
+  }
+  assert.equal(council.sessions.peek("capped"), undefined, "evicted from memory");
+  const before = fake.calls.length;
+  const turn = await collect(council.runTurn(testRequest({ sessionKey: "capped" }), never));
+  assert.match((turn.outcome as { text: string }).text, /maxSessionUsd/);
+  assert.equal(fake.calls.length, before, "no agent ran");
+  assert.deepEqual(council.sessions.peek("capped"), { key: "capped", turns: 1, usd: 0.25 });
+  // A session never seen is not looked up: it starts empty and runs.
+  const fresh = await collect(council.runTurn(testRequest({ sessionKey: "new" }), never));
+  assert.deepEqual(fresh.outcome, { kind: "answer", text: "ran" });
+});
+
+Deno.test("ledger: without a ledger an evicted session starts again from zero (the documented bound)", async () => {
+  const fake = fakeAgents(() => ({ text: "ran", usage: { costUsd: 0.25 } }));
+  const council = createCouncil({
+    config: testConfig({ fanOutPolicy: "never", maxSessionUsd: 0.25, sessionCapacity: 1 }),
+    runAgent: fake.runAgent,
+    clock: new FakeClock(),
+  });
+  await collect(council.runTurn(testRequest({ sessionKey: "x" }), never));
+  await collect(council.runTurn(testRequest({ sessionKey: "y" }), never));
+  const turn = await collect(council.runTurn(testRequest({ sessionKey: "x" }), never));
+  assert.deepEqual(turn.outcome, { kind: "answer", text: "ran" });
 });

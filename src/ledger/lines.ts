@@ -1,0 +1,194 @@
+/**
+ * The ledger's line formats: what a turn's start, each finished call and the turn's end are
+ * written as, and which of them a line read back is.
+ */
+import { z } from "zod";
+import type { CallRecord, TurnRecord } from "../council/records.ts";
+import type { TurnStart } from "../council/journal.ts";
+
+export const LEDGER_VERSION = 1;
+
+const count = z.number().int().nonnegative();
+const usd = z.number().nonnegative();
+
+/** One agent call of a turn. */
+export const LedgerCallSchema = z.object({
+  agent: z.string(),
+  /** `claude`, `claude#2`, `claude (synth)`, `judge`. */
+  label: z.string(),
+  role: z.string(),
+  model: z.string(),
+  status: z.enum(["ok", "failed", "timed-out", "aborted"]),
+  durationMs: count,
+  inputTokens: count,
+  outputTokens: count,
+  costUsd: usd,
+  /** Cost or tokens were estimated, not reported by the CLI. */
+  estimated: z.boolean(),
+});
+export type LedgerCall = z.infer<typeof LedgerCallSchema>;
+
+/** A finished turn's line. Unknown keys are kept readable by older versions (not strict). */
+export const LedgerEntrySchema = z.object({
+  v: z.literal(LEDGER_VERSION),
+  /** When the turn ended (ISO 8601, UTC). */
+  time: z.string(),
+  turn: z.string(),
+  /** The session key: a SHA-256 hash of the system prompt and first user message. */
+  session: z.string().min(1),
+  /** The session's turn count after this turn. */
+  sessionTurn: count,
+  /** The session's spend after this turn (as the running gateway had it). */
+  sessionUsd: usd,
+  /** Whether the turn counted toward the session's cap (false: capped, or no agents). */
+  counted: z.boolean(),
+  /** `single`, `fanout`, `capped`, `no-agents`, `refused`, `unplanned`, `interrupted`. */
+  decision: z.string(),
+  reason: z.string(),
+  /** Children consulted. */
+  agents: z.array(z.string()),
+  calls: z.array(LedgerCallSchema),
+  outcome: z.enum(["answer", "tool"]),
+  failed: z.boolean(),
+  cancelled: z.boolean(),
+  wallMs: count,
+  inputTokens: count,
+  outputTokens: count,
+  costUsd: usd,
+});
+export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
+
+/** An admitted turn's first line, written before any agent runs. */
+export const LedgerStartSchema = z.object({
+  v: z.literal(LEDGER_VERSION),
+  kind: z.literal("start"),
+  time: z.string(),
+  turn: z.string(),
+  session: z.string().min(1),
+});
+export type LedgerStart = z.infer<typeof LedgerStartSchema>;
+
+/** A call of a running turn, written as it finishes: its spend survives a crash of the turn. */
+export const LedgerCallLineSchema = z.object({
+  v: z.literal(LEDGER_VERSION),
+  kind: z.literal("call"),
+  time: z.string(),
+  turn: z.string(),
+  session: z.string().min(1),
+  call: LedgerCallSchema,
+});
+export type LedgerCallLine = z.infer<typeof LedgerCallLineSchema>;
+
+/** What a line of the ledger is. */
+export type LedgerLine =
+  | { kind: "turn"; entry: LedgerEntry }
+  | { kind: "start"; start: LedgerStart }
+  | { kind: "call"; line: LedgerCallLine }
+  | { kind: "blank" }
+  | { kind: "invalid"; reason: string };
+
+function issueText(error: z.ZodError): string {
+  const issue = error.issues[0];
+  return `${issue.path.join(".") || "(line)"}: ${issue.message}`;
+}
+
+/** Reads one line (pure). */
+export function parseLine(line: string): LedgerLine {
+  if (!line.trim()) return { kind: "blank" };
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return { kind: "invalid", reason: "not JSON" };
+  }
+  const kind = (value as { kind?: unknown } | null)?.kind;
+  if (kind === "start") {
+    const parsed = LedgerStartSchema.safeParse(value);
+    return parsed.success
+      ? { kind: "start", start: parsed.data }
+      : { kind: "invalid", reason: issueText(parsed.error) };
+  }
+  if (kind === "call") {
+    const parsed = LedgerCallLineSchema.safeParse(value);
+    return parsed.success
+      ? { kind: "call", line: parsed.data }
+      : { kind: "invalid", reason: issueText(parsed.error) };
+  }
+  const parsed = LedgerEntrySchema.safeParse(value);
+  return parsed.success
+    ? { kind: "turn", entry: parsed.data }
+    : { kind: "invalid", reason: issueText(parsed.error) };
+}
+
+function callStatus(call: CallRecord): LedgerCall["status"] {
+  if (call.ok) return "ok";
+  if (call.timedOut) return "timed-out";
+  return call.aborted ? "aborted" : "failed";
+}
+
+/** A call as the ledger keeps it. */
+export function ledgerCall(call: CallRecord): LedgerCall {
+  return {
+    agent: call.agent,
+    label: call.label,
+    role: call.role,
+    model: call.model,
+    status: callStatus(call),
+    durationMs: Math.max(0, Math.round(call.durationMs)),
+    inputTokens: call.usage.inputTokens,
+    outputTokens: call.usage.outputTokens,
+    costUsd: call.usage.costUsd,
+    estimated: call.usage.estimated,
+  };
+}
+
+/** The ledger line of a finished turn. */
+export function ledgerEntry(record: TurnRecord): LedgerEntry {
+  return {
+    v: LEDGER_VERSION,
+    time: new Date(record.endedAt).toISOString(),
+    turn: record.turnId,
+    session: record.sessionKey,
+    sessionTurn: record.sessionTurns,
+    sessionUsd: record.sessionUsd,
+    counted: record.counted,
+    decision: record.decision.kind,
+    reason: record.decision.reason,
+    agents: record.decision.agents,
+    calls: record.calls.map(ledgerCall),
+    outcome: record.outcomeKind,
+    failed: record.failed,
+    cancelled: record.cancelled,
+    wallMs: Math.max(0, Math.round(record.usage.wallMs)),
+    inputTokens: record.usage.inputTokens,
+    outputTokens: record.usage.outputTokens,
+    costUsd: record.usage.usd,
+  };
+}
+
+/** The ledger line of an admitted turn's start. */
+export function ledgerStart(start: TurnStart): LedgerStart {
+  return {
+    v: LEDGER_VERSION,
+    kind: "start",
+    time: new Date(start.startedAt).toISOString(),
+    turn: start.turnId,
+    session: start.sessionKey,
+  };
+}
+
+/** The ledger line of a running turn's finished call. */
+export function ledgerCallLine(
+  start: TurnStart,
+  call: CallRecord,
+  endedAt: number,
+): LedgerCallLine {
+  return {
+    v: LEDGER_VERSION,
+    kind: "call",
+    time: new Date(endedAt).toISOString(),
+    turn: start.turnId,
+    session: start.sessionKey,
+    call: ledgerCall(call),
+  };
+}
