@@ -434,3 +434,23 @@ Deno.test("ledger: without a ledger an evicted session starts again from zero (t
   const turn = await collect(council.runTurn(testRequest({ sessionKey: "x" }), never));
   assert.deepEqual(turn.outcome, { kind: "answer", text: "ran" });
 });
+
+Deno.test("ledger: a session that cannot be looked up again is refused under maxSessionUsd", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "ledger.jsonl");
+  const fake = fakeAgents(() => ({ text: "ran", usage: { costUsd: 0.01 } }));
+  const council = councilOnLedger(
+    path,
+    { fanOutPolicy: "never", maxSessionUsd: 1, sessionCapacity: 1 },
+    fake,
+  );
+  await collect(council.runTurn(testRequest({ sessionKey: "old" }), never));
+  await collect(council.runTurn(testRequest({ sessionKey: "other" }), never));
+  // The ledger becomes unreadable (here: a directory where the file was).
+  await Deno.remove(path);
+  await Deno.mkdir(path);
+  const turn = await collect(council.runTurn(testRequest({ sessionKey: "old" }), never));
+  assert.equal(fake.calls.length, 2, "no agent ran");
+  assert.match((turn.outcome as { text: string }).text, /cannot keep its spend record/);
+  assert.ok(turn.progress.some((l) => /cannot look up this session's turns and spend/.test(l)));
+});

@@ -9,6 +9,8 @@ import { configOf } from "../test_config.ts";
 import { type LedgerEntry, LedgerError, readLedger } from "../../src/ledger.ts";
 import { startServer } from "../../src/server.ts";
 import { fakeAgents } from "../council/helpers.ts";
+import { spawnGateway } from "../e2e/gateway.ts";
+import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 
 function configWith(file: ConfigFile): Config {
   return configOf({
@@ -33,6 +35,11 @@ async function ask(origin: string, text: string): Promise<string> {
   const body = await response.json();
   assert.equal(response.status, 200, JSON.stringify(body));
   return body.content[0].text;
+}
+
+async function callRecorded(path: string): Promise<boolean> {
+  const text = await Deno.readTextFile(path).catch(() => "");
+  return text.includes('"kind":"call"');
 }
 
 function ledgerLines(path: string): LedgerEntry[] {
@@ -76,4 +83,57 @@ Deno.test("ledger + server: a ledger that cannot be created stops start-up with 
       err instanceof LedgerError &&
       err.message === `ledger ${ledger}: its directory does not exist`,
   );
+});
+
+Deno.test("ledger + server: kill -9 mid-turn, and the next start settles the calls that had finished", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "cg-crash-" });
+  try {
+    const ledger = join(dir, "turns.jsonl");
+    const config = {
+      ledger,
+      fanOutPolicy: "always",
+      defaultAgents: [
+        fakeAgent("claude", { costUsd: 0.1 }),
+        // Still working when the gateway dies; it exits on its own soon after.
+        fakeAgent("codex", { delayMs: 3_000, log: join(dir, "codex.log") }),
+      ],
+    };
+    const first = await spawnGateway(dir, config);
+    const turn = fetch(`${first.origin}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "claude-opus-4-8",
+        max_tokens: 10,
+        messages: [{ role: "user", content: "a question worth a council" }],
+      }),
+    }).then((r) => r.text(), () => "");
+    // Killed once claude's call is on disk, while codex still works.
+    for (let i = 0; i < 500 && !(await callRecorded(ledger)); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    first.kill("SIGKILL");
+    await first.exited;
+    await turn;
+    assert.deepEqual(ledgerLines(ledger), [], "no turn ended");
+
+    const second = await spawnGateway(dir, config);
+    // Logged at start, before the gateway listens.
+    const settled = second.lines().find((l) => /settled 1 turn\(s\) cut short/.test(l));
+    assert.match(settled ?? second.lines().join("\n"), /\$0\.1000/);
+    await (await fetch(`${second.origin}/v1/models`)).body?.cancel();
+    assert.equal(await second.stop(), 0, second.lines().join("\n"));
+    const [entry] = ledgerLines(ledger);
+    assert.equal(entry.decision, "interrupted");
+    assert.equal(entry.costUsd, 0.1);
+    assert.deepEqual(entry.calls.map((c) => [c.agent, c.status]), [["fake-claude", "ok"]]);
+  } finally {
+    // The child the killed gateway left running (until the gateway reaps its process groups).
+    for (const child of await readFakeLog(join(dir, "codex.log")).catch(() => [])) {
+      try {
+        Deno.kill(child.pid, "SIGKILL");
+      } catch { /* already gone */ }
+    }
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
 });
