@@ -18,6 +18,8 @@ export interface AdmissionContext {
   progress: (line: string) => void;
   /** A problem the user must see: logged as an error and shown in progress. */
   alarm: (line: string) => void;
+  /** The same, for a journal write that failed (shown once per turn). */
+  journalAlarm: (line: string) => void;
 }
 
 /** Why a turn did not run, for the ledger and the answer. */
@@ -105,10 +107,10 @@ function record(context: AdmissionContext, ticket: Ticket): Admitted {
   } catch (err) {
     const problem = (err as Error).message;
     if (context.limits.maxSessionUsd <= 0) {
-      context.alarm(`${problem} — this turn's spend is not recorded`);
+      context.journalAlarm(`${problem} — this turn's spend is not recorded`);
       return { kind: "run", ticket };
     }
-    context.alarm(`${problem} — no council run: maxSessionUsd cannot hold without it`);
+    context.journalAlarm(`${problem} — no council run: maxSessionUsd cannot hold without it`);
     context.sessions.withdraw(ticket);
     return refuse("refused", "the ledger cannot record the turn", journalNotice(problem));
   }

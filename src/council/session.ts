@@ -119,20 +119,6 @@ export class SessionStore {
     return this.#entries.get(key)?.running ?? 0;
   }
 
-  /** Counts a turn that is about to run (no reservation; see `admit`). */
-  startTurn(key: string): Session {
-    const session = this.touch(key);
-    session.turns++;
-    return session;
-  }
-
-  /** Adds a finished turn's spend; returns the session's cumulative USD. */
-  addSpend(key: string, usd: number): number {
-    const session = this.touch(key);
-    session.usd += usd;
-    return session.usd;
-  }
-
   /** Replaces a session's counters (e.g. rebuilt from a ledger at start-up). */
   restore(session: Session): void {
     const entry = this.#use(session.key);

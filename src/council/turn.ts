@@ -126,6 +126,7 @@ async function runSteps(turn: TurnContext): Promise<void> {
     signal: turn.signal,
     progress: (line) => turn.progress(line, "info"),
     alarm: (line) => turn.alarm(line),
+    journalAlarm: (line) => turn.journalAlarm(line),
   });
   if (admitted.kind === "refused") {
     turn.decision = admitted.decision;

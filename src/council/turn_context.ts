@@ -95,17 +95,21 @@ export class TurnContext {
     if (!this.answerStarted && !this.done) this.emit({ type: "progress", text });
   }
 
-  /** Writes to the journal; a failure is shown (once per turn) and never stops the turn. */
+  /** A journal failure: an alarm the first time in a turn, then only an error in the log. */
+  journalAlarm(line: string): void {
+    if (this.#journalAlarmed) this.log.error("{line}", { line: oneLine(line) });
+    else this.alarm(line);
+    this.#journalAlarmed = true;
+  }
+
+  /** Writes to the journal; a failure is shown and never stops the turn. */
   journal(write: (journal: TurnJournal) => void): void {
     const { journal } = this.env;
     if (!journal) return;
     try {
       write(journal);
     } catch (err) {
-      const line = `${(err as Error).message} — spend is not being recorded`;
-      if (this.#journalAlarmed) this.log.error("{line}", { line });
-      else this.alarm(line);
-      this.#journalAlarmed = true;
+      this.journalAlarm(`${(err as Error).message} — spend is not being recorded`);
     }
   }
 

@@ -74,15 +74,21 @@ Deno.test("session: a pre-filled store (ledger rebuild) is honoured", async () =
 
 Deno.test("session store: LRU eviction beyond capacity; use refreshes recency", () => {
   const store = new SessionStore(2);
-  store.startTurn("a");
-  store.startTurn("b");
+  const limits = { maxTurns: 10, maxSessionUsd: 0 };
+  const run = (key: string, usd = 0) => {
+    const admission = store.admit(key, limits);
+    assert.equal(admission.kind, "run");
+    if (admission.kind === "run") return store.settle(admission.ticket, usd).usd;
+  };
+  run("a");
+  run("b");
   store.touch("a");
-  store.startTurn("c");
+  run("c");
   assert.equal(store.size, 2);
   assert.equal(store.peek("b"), undefined, "least recently used evicted");
   assert.deepEqual(store.entries().map((s) => s.key), ["a", "c"]);
-  assert.equal(store.addSpend("a", 0.1), 0.1);
-  assert.equal(store.addSpend("a", 0.2), 0.30000000000000004);
+  assert.equal(run("a", 0.1), 0.1);
+  assert.equal(run("a", 0.2), 0.30000000000000004);
   assert.throws(() => new SessionStore(0), RangeError);
 });
 

@@ -280,15 +280,16 @@ async function councilOnLostLedger(file: Parameters<typeof testConfig>[0]) {
 }
 
 Deno.test("ledger: a ledger that cannot be written is loud, in progress and the log, and turns go on", async () => {
-  const { council, fake, lines } = await councilOnLostLedger({});
+  const { council, fake, lines } = await councilOnLostLedger({ fanOutPolicy: "always" });
   try {
     const turn = await collect(council.runTurn(testRequest(), never));
     assert.deepEqual(turn.outcome, { kind: "answer", text: "fine" });
-    assert.equal(fake.calls.length, 1);
+    assert.equal(fake.calls.length, 4, "three children and the synthesizer ran");
     const alarm = turn.progress.filter((l) => /ledger .*cannot record/.test(l));
-    assert.equal(alarm.length, 1, turn.progress.join("\n"));
+    assert.equal(alarm.length, 1, `once per turn:\n${turn.progress.join("\n")}`);
     assert.match(alarm[0], /its directory does not exist — this turn's spend is not recorded/);
     assert.ok(lines.some((l) => / ERROR .*ledger .*cannot record the start of turn/.test(l)));
+    assert.ok(lines.some((l) => / ERROR .*ledger .*cannot record a call of turn/.test(l)));
     assert.ok(lines.some((l) => / ERROR .*ledger .*cannot record turn/.test(l)), "the end too");
   } finally {
     resetSync();
