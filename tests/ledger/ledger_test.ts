@@ -20,6 +20,7 @@ import {
   rebuildSessions,
 } from "../../src/ledger.ts";
 import { byAgent, collect, fakeAgents, testConfig, testRequest } from "../council/helpers.ts";
+import { eventually } from "../wait.ts";
 
 const never = new AbortController().signal;
 
@@ -363,9 +364,10 @@ Deno.test("ledger: a turn in flight at a crash is settled at the next start from
   });
   const stop = new AbortController();
   const running = collect(council.runTurn(testRequest({ sessionKey: "s" }), stop.signal));
-  while (fake.calls.length < 3 || fake.active > 1) {
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
+  await eventually(
+    () => fake.calls.length === 3 && fake.active === 1,
+    "two children finished, one still running",
+  );
   crash();
 
   // The next start: the interrupted turn counts, with the spend of its two finished calls.

@@ -11,6 +11,7 @@ import { startServer } from "../../src/server.ts";
 import { fakeAgents } from "../council/helpers.ts";
 import { spawnGateway } from "../e2e/gateway.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
+import { eventually } from "../wait.ts";
 
 function configWith(file: ConfigFile): Config {
   return configOf({
@@ -109,9 +110,7 @@ Deno.test("ledger + server: kill -9 mid-turn, and the next start settles the cal
       }),
     }).then((r) => r.text(), () => "");
     // Killed once claude's call is on disk, while codex still works.
-    for (let i = 0; i < 500 && !(await callRecorded(ledger)); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await eventually(() => callRecorded(ledger), "claude's call in the ledger");
     first.kill("SIGKILL");
     await first.exited;
     await turn;

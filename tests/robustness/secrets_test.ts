@@ -19,6 +19,7 @@ import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../../src/protocol/crede
 import { spawnGateway } from "../e2e/gateway.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { collect, fakeAgents, gate, testConfig, testRequest } from "../council/helpers.ts";
+import { eventually } from "../wait.ts";
 
 const never = new AbortController().signal;
 
@@ -350,7 +351,7 @@ Deno.test("secrets: a key in use by a running turn is never forgotten, however m
     const turn = collect(
       council.runTurn(testRequest({ hostCredentials: { ANTHROPIC_API_KEY: key } }), never),
     );
-    while (fake.active === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    await eventually(() => fake.active > 0, "the agent call running");
     for (let i = 0; i < 500; i++) maskSecret(`sk-ant-other-${i}-0a1b2c3d`);
     open.open();
     const log = await turn;
