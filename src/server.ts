@@ -24,7 +24,7 @@ import type { ProtocolHandler } from "./protocol/handler.ts";
 import { createMessagesHandler } from "./protocol/messages/handler.ts";
 import { createResponsesHandler } from "./protocol/responses/handler.ts";
 import { createAgentRunner, DEFAULT_KILL_GRACE_MS } from "./agents/run.ts";
-import { describeGroupSpawn, machineGroupSpawn } from "./agents/process.ts";
+import { describeGroupSpawn, machineGroupSpawn } from "./agents/group_spawn.ts";
 import { COUNCIL_DEPTH_HEADER } from "./agents/env.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
@@ -408,12 +408,9 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     );
   }
   if (!options.runAgent && config.defaultAgents.some((agent) => !isHttpRunner(agent.runner))) {
-    // Decided now rather than on the first turn, which would otherwise wait for it.
-    void machineGroupSpawn().then((choice) =>
-      log.debug("children get their process group through {how}", {
-        how: describeGroupSpawn(choice),
-      })
-    );
+    log.debug("children get their process group through {how}", {
+      how: describeGroupSpawn(machineGroupSpawn()),
+    });
   }
 
   let phase: "running" | "draining" | "aborting" = "running";

@@ -74,6 +74,37 @@ export type RunAgent = (
   options: RunOptions,
 ) => Promise<AgentResult>;
 
+/** What shapes a child before its prompt is known: its argv, cwd and environment. */
+export type PrepareOptions = Pick<RunOptions, "role" | "cwd" | "model" | "hostCredentials"> & {
+  /** Log records of the spawn carry it. */
+  turnId?: string;
+};
+
+/** What belongs to the one run of a prepared child. */
+export type PreparedRunOptions = Pick<RunOptions, "signal" | "onEvent" | "turnId">;
+
+/**
+ * A child started before its prompt: a CLI's process is already spawned (in its own process
+ * group, with its argv, cwd and environment) and waits on stdin; an HTTP agent's call is made on
+ * `run`. Exactly one of `run` and `discard` does anything; until then the child is owned by
+ * whoever prepared it.
+ */
+export interface PreparedRun {
+  readonly agent: string;
+  /** The CLI child's pid (undefined for HTTP agents and for children that could not start). */
+  readonly pid?: number;
+  /** Delivers the prompt on stdin and runs the child to its end. Never throws. */
+  run(prompt: string, options?: PreparedRunOptions): Promise<AgentResult>;
+  /** Ends an unused child (its whole group) and removes its temp dir. Never throws. */
+  discard(): Promise<void>;
+}
+
+/** Starts an agent's child without a prompt. Never throws: a child that cannot start fails on `run`. */
+export type PrepareAgent = (agent: AgentConfig, options: PrepareOptions) => Promise<PreparedRun>;
+
+/** `RunAgent` (prepare, then run at once) with `prepare` alongside. */
+export type AgentRunner = RunAgent & { prepare: PrepareAgent };
+
 /** What an adapter's `parseLine` extracts from one line of a CLI's stdout. */
 export type ParsedLine =
   | { type: "text"; text: string }

@@ -7,16 +7,16 @@ import {
   type AgentEntry,
   type Config,
   DEFAULT_TIMEOUT_MS,
-  findOnPath,
   type HttpRunner,
   isHttpRunner,
 } from "../config.ts";
+import { findOnPath } from "../executables.ts";
 import { urlHost } from "../origins.ts";
 import { HTTP_ADAPTERS } from "../agents/adapters.ts";
 import { apiKeyEnvOf, baseUrlOf } from "../agents/http.ts";
 import { probeModels } from "../agents/http_probe.ts";
 import { judgeAgent } from "../council/plan.ts";
-import { describeGroupSpawn, machineGroupSpawn } from "../agents/process.ts";
+import { describeGroupSpawn, machineGroupSpawn } from "../agents/group_spawn.ts";
 
 /** How long a `--version` may take before it counts as broken. */
 export const VERSION_TIMEOUT_MS = 5000;
@@ -241,8 +241,8 @@ export async function runDoctor(
   }
 
   if (config.defaultAgents.some((agent) => !isHttpRunner(agent.runner))) {
-    // Informational: every way works; the helper is the fastest.
-    checks.push(["process groups", describeGroupSpawn(await machineGroupSpawn()), "ok"]);
+    // Informational: both ways work; setsid(1) spares forking the gateway for each child.
+    checks.push(["process groups", describeGroupSpawn(machineGroupSpawn()), "ok"]);
   }
 
   const agentRows: string[][] = [["AGENT", "RUNNER", "MODEL", "EXECUTABLE", "VERSION", "STATUS"]];

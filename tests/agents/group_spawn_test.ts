@@ -1,31 +1,23 @@
 /**
- * The three ways a child gets its own process group — the spawn helper or setsid(1) in front of
- * it (Linux) and Deno's `detached` (elsewhere) — behave the same: pid = pgid = the executable's
- * own pid, the group is ended with its grandchildren, executables resolve as Deno resolves them,
- * and a child that cannot start gets the same clear error.
+ * The two ways a child gets its own process group — setsid(1) in front of it (Linux) and Deno's
+ * `detached` (elsewhere) — behave the same: pid = pgid = the executable's own pid, the group is
+ * ended with its grandchildren, executables resolve as Deno resolves them, and a child that
+ * cannot start gets the same clear error.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { chooseGroupSpawn, type GroupSpawn, machineGroupSpawn } from "../../src/agents/process.ts";
-import { installSpawnHelper } from "../../src/agents/spawn_helper.ts";
+import {
+  chooseGroupSpawn,
+  type GroupSpawn,
+  machineGroupSpawn,
+} from "../../src/agents/group_spawn.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { cleanBaseEnv, EventLog, isGone, readPids, tempDir, testRunner } from "./support.ts";
 
 const onLinux = Deno.build.os === "linux";
-const helperHere = onLinux && Deno.build.arch === "x86_64";
 const setsid = chooseGroupSpawn();
-/** A helper of this test file's own (the machine's lives in the user's cache directory). */
-const helperDir = await Deno.makeTempDir({ prefix: "council-test-helper-" });
-globalThis.addEventListener("unload", () => Deno.removeSync(helperDir, { recursive: true }));
-const installed = helperHere ? await installSpawnHelper({ directory: helperDir }) : undefined;
-/** Every way this machine has: the helper, setsid(1), and the detached fallback. */
-const MODES: GroupSpawn[] = [
-  ...(installed && "path" in installed
-    ? [{ via: "helper" as const, helper: installed.path, fallback: setsid }]
-    : []),
-  ...(setsid.via === "setsid" ? [setsid] : []),
-  { via: "detached" },
-];
+/** Every way this machine has: setsid(1) (Linux) and the detached fallback. */
+const MODES: GroupSpawn[] = [...(setsid.via === "setsid" ? [setsid] : []), { via: "detached" }];
 
 async function writeScript(path: string, body: string, mode = 0o755): Promise<string> {
   await Deno.writeTextFile(path, body);
@@ -57,38 +49,11 @@ Deno.test("chooseGroupSpawn: setsid on Linux from PATH, else its usual places, e
 });
 
 Deno.test({
-  name: "this Linux machine has setsid(1), and spawns through the helper on x86_64",
+  name: "this Linux machine has setsid(1), and children spawn through it",
   ignore: !onLinux,
-  async fn() {
+  fn() {
     assert.equal(setsid.via, "setsid", "setsid(1) (util-linux) is missing on this machine");
-    const { spawn, helperProblem } = await machineGroupSpawn();
-    if (helperHere) {
-      assert.equal(helperProblem, undefined);
-      assert.equal(spawn.via, "helper");
-      assert.ok(installed && "path" in installed, JSON.stringify(installed));
-    } else assert.deepEqual(spawn, setsid);
-  },
-});
-
-Deno.test({
-  name: "helper: a helper file removed under a running gateway falls back, the child still runs",
-  ignore: !helperHere,
-  async fn() {
-    await using dirScope = await tempDir();
-    const result = await installSpawnHelper({ directory: dirScope.path });
-    assert.ok("path" in result, JSON.stringify(result));
-    await Deno.remove(result.path);
-    const events = new EventLog();
-    const agent = fakeAgent("command", {}, { command: "sh", args: ["-c", "cat /proc/$$/stat"] });
-    const groupSpawn: GroupSpawn = { via: "helper", helper: result.path, fallback: setsid };
-    const run = await testRunner({ groupSpawn })(agent, "hi", {
-      role: "child",
-      onEvent: events.onEvent,
-    });
-    assert.equal(run.ok, true, run.error);
-    const stat = run.text;
-    const [_state, _ppid, pgid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    assert.equal(Number(pgid), events.pid, "still its own group (through the fallback)");
+    assert.deepEqual(machineGroupSpawn(), setsid);
   },
 });
 
@@ -232,12 +197,7 @@ for (const groupSpawn of MODES) {
   });
 
   Deno.test(`${via}: a child's own exit 127 stays an exit code`, async () => {
-    for (
-      const line of [
-        "setsid: failed to execute /elsewhere: No such file",
-        "council-gateway spawn helper: cannot execute /elsewhere: errno 2",
-      ]
-    ) {
+    for (const line of ["setsid: failed to execute /elsewhere: No such file"]) {
       const agent = fakeAgent("command", {}, {
         command: "sh",
         args: ["-c", `echo '${line}' >&2; exit 127`],
@@ -263,10 +223,8 @@ Deno.test("doctor: names how CLI children get their process group; not for HTTP-
     env,
   );
   const line = cli.text.split("\n").find((l) => l.startsWith("process groups"));
-  const { spawn } = await machineGroupSpawn();
-  const expected = spawn.via === "helper"
-    ? `the spawn helper ${spawn.helper}`
-    : spawn.via === "setsid"
+  const spawn = machineGroupSpawn();
+  const expected = spawn.via === "setsid"
     ? `setsid(1) at ${spawn.setsid}`
     : "Deno's detached spawn";
   assert.ok(line?.includes(expected), `${expected} not in:\n${cli.text}`);

@@ -1,7 +1,7 @@
 /** Shared helpers of the agents tests: a runner with a clean base env, pid checks, events. */
 import { type AgentRunnerOptions, createAgentRunner } from "../../src/agents/run.ts";
 import type { AgentEvent, RunAgent } from "../../src/agents/types.ts";
-import { findOnPath } from "../../src/config.ts";
+import { findOnPath } from "../../src/executables.ts";
 
 /** Only what a child needs to start (node via PATH); nothing from the tester's shell. */
 export function cleanBaseEnv(extra: Record<string, string> = {}): Record<string, string> {

@@ -23,10 +23,17 @@ async function withTemp<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
+/** Whether the process still runs: an exited one nobody reaped yet (a zombie) does not. */
 function isAlive(pid: number): boolean {
   try {
     Deno.kill(pid, "SIGCONT");
-    return true;
+  } catch {
+    return false;
+  }
+  if (Deno.build.os !== "linux") return true;
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
   } catch {
     return false;
   }

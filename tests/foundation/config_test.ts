@@ -5,10 +5,10 @@ import {
   ConfigError,
   ConfigSchema,
   DEFAULT_MODELS,
-  findOnPath,
   loadConfig,
   parseConfigObject,
 } from "../../src/config.ts";
+import { findOnPath } from "../../src/executables.ts";
 import { envOf, tempDir, writeFile, writeScript } from "./helpers.ts";
 
 /** Loads from a YAML text in a fresh dir with only the given env. */

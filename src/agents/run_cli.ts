@@ -1,0 +1,233 @@
+/**
+ * One CLI agent's child: spawned from the adapter's argv and a scrubbed environment before its
+ * prompt is known, then given the prompt on stdin and read until it ends (or discarded unused).
+ */
+import type { AgentConfig, CliRunner } from "../config.ts";
+import type {
+  AgentResult,
+  ParsedLine,
+  PreparedRun,
+  PreparedRunOptions,
+  PrepareOptions,
+} from "./types.ts";
+import { ADAPTERS } from "./adapters.ts";
+import { childEnvFrom } from "./env.ts";
+import type { GroupSpawn } from "./group_spawn.ts";
+import { type ChildEnd, type GroupRegistry, type RunningChild, spawnChild } from "./process.ts";
+import {
+  type RecorderSettings,
+  type RunIdentity,
+  RunOutput,
+  RunRecorder,
+  seconds,
+  unstartableRun,
+} from "./run_output.ts";
+import { oneLine } from "../text.ts";
+
+/** What every CLI run of one runner shares. */
+export interface CliSettings extends RecorderSettings {
+  killGraceMs: number;
+  maxLineBytes: number;
+  isRoot: boolean;
+  passApiKeys: boolean;
+  /** Values no child may see (the gateway's token). */
+  withheld: string[];
+  /** The gateway's environment, scrubbed. */
+  scrubbedEnv(): Record<string, string>;
+  groupSpawn(): GroupSpawn;
+  groups?: GroupRegistry;
+}
+
+/**
+ * Removes a child's temp dir: an empty one (the usual case) at once with one rmdir, one the
+ * child left files in recursively off the main thread.
+ */
+async function removeTempDir(dir: string): Promise<void> {
+  try {
+    Deno.removeSync(dir);
+  } catch {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The one-line reason a run failed (without the agent name), or undefined when it succeeded. */
+function failureReason(
+  exit: ChildEnd & { timedOut: boolean; aborted: boolean },
+  output: RunOutput,
+  needsFinal: boolean,
+  timeoutMs: number,
+): string | undefined {
+  const lastStderr = exit.stderrTail.at(-1);
+  const codeText = exit.exitCode === null
+    ? "no exit code"
+    : `exit code ${exit.exitCode}${exit.signal ? ` (${exit.signal})` : ""}`;
+  if (exit.spawnError) return exit.spawnError;
+  if (exit.aborted) return "aborted";
+  if (exit.timedOut) return `timed out after ${seconds(timeoutMs)}`;
+  if (output.final?.error) {
+    return exit.exitCode ? `${codeText}: ${output.final.error}` : output.final.error;
+  }
+  if (exit.exitCode !== 0) {
+    return `${codeText}: ${lastStderr ? oneLine(lastStderr, 300) : "no stderr output"}`;
+  }
+  if (needsFinal && !output.final) {
+    const invalid = output.invalidLines
+      ? `; ${output.invalidLines} unparseable line(s), last: ${output.lastInvalid}`
+      : "";
+    const stderr = lastStderr ? `; stderr: ${oneLine(lastStderr, 200)}` : "";
+    return `exited 0 without a result${invalid}${stderr}`;
+  }
+  if (!output.answer.trim()) return "exited 0 with an empty answer";
+  return undefined;
+}
+
+interface Attended {
+  settings: CliSettings;
+  agent: AgentConfig;
+  id: RunIdentity;
+  cwd: string;
+  child: RunningChild;
+}
+
+/** Gives a spawned child its prompt and reads it to the end, within the agent's time-out. */
+async function attend(
+  { settings, agent, id, cwd, child }: Attended,
+  prompt: string,
+  options: PreparedRunOptions,
+): Promise<AgentResult> {
+  const log = settings.logFor(options.turnId);
+  const recorder = new RunRecorder({
+    ...settings,
+    id,
+    promptChars: prompt.length,
+    log,
+    ...options,
+  });
+  const { signal } = options;
+  if (signal?.aborted) {
+    await child.end();
+    await child.ended;
+    return recorder.fail("aborted before start", true);
+  }
+  const adapter = ADAPTERS[agent.runner as CliRunner];
+  const parse = adapter.createParser({ cwd });
+  let timedOut = false;
+  let aborted = false;
+  const timer = settings.clock.setTimeout(() => {
+    timedOut = true;
+    child.end();
+  }, agent.timeoutMs);
+  const onAbort = () => {
+    aborted = true;
+    child.end();
+  };
+  signal?.addEventListener("abort", onAbort, { once: true });
+  // Only now: a consumer may abort from within it.
+  recorder.emit({ type: "started", agent: id.agent, model: id.model, pid: child.pid });
+  child.read((piece) => {
+    let parsed: ParsedLine[];
+    try {
+      parsed = parse(piece);
+    } catch (err) {
+      log.debug("{agent}: parser failed: {error}", { agent: id.agent, error: String(err) });
+      parsed = [{ type: "invalid", line: piece }];
+    }
+    recorder.absorb(parsed);
+  });
+  child.deliver(prompt);
+  await child.exited;
+  settings.clock.clearTimeout(timer);
+  signal?.removeEventListener("abort", onAbort);
+  const exit = { ...await child.ended, timedOut, aborted };
+  const reason = failureReason(exit, recorder.output, adapter.stdout === "jsonl", agent.timeoutMs);
+  return recorder.finish(exit, reason);
+}
+
+/** Spawns a CLI agent's child, waiting for its prompt. Throws only on a bug. */
+export async function prepareCli(
+  settings: CliSettings,
+  agent: AgentConfig,
+  options: PrepareOptions,
+): Promise<PreparedRun> {
+  const log = settings.logFor(options.turnId);
+  const id: RunIdentity = {
+    agent: agent.name,
+    model: options.model ?? agent.model,
+    role: options.role,
+  };
+  const adapter = ADAPTERS[agent.runner as CliRunner];
+  const command = agent.command ?? adapter.defaultCommand;
+  if (!command) {
+    return unstartableRun(settings, id, `runner "${agent.runner}" needs a \`command\` to run`);
+  }
+  // Async on purpose: while the mkdir runs off the main thread the event loop polls I/O, so a
+  // reply's first bytes (already queued) leave before the spawns take the thread.
+  const tempDir = options.cwd ? undefined : await Deno.makeTempDir({ prefix: "council-child-" });
+  const cwd = options.cwd ?? tempDir!;
+  const cleanUp = async () => {
+    if (!tempDir) return;
+    await removeTempDir(tempDir).catch((err) =>
+      log.warn("cannot remove {dir}: {error}", { dir: tempDir, error: String(err) })
+    );
+  };
+  let child: ReturnType<typeof spawnChild>;
+  try {
+    const env = childEnvFrom(settings.scrubbedEnv(), {
+      passApiKeys: settings.passApiKeys,
+      withheld: settings.withheld,
+      adapterEnv: adapter.env?.({ isRoot: settings.isRoot }),
+      hostCredentials: options.hostCredentials,
+      agentEnv: agent.env,
+    });
+    const args = adapter.argv(agent, { role: options.role, model: id.model });
+    log.debug("{agent}: spawning {command} {args} in {cwd}", {
+      agent: agent.name,
+      command,
+      args: args.join(" "),
+      cwd,
+    });
+    child = spawnChild({
+      command,
+      args,
+      cwd,
+      env,
+      stdout: adapter.stdout === "text" ? "text" : "lines",
+      maxLineBytes: settings.maxLineBytes,
+      killGraceMs: settings.killGraceMs,
+      groupSpawn: settings.groupSpawn(),
+      groups: settings.groups,
+      onStderrLine: (line) => log.debug("{agent} stderr: {line}", { agent: agent.name, line }),
+    });
+  } catch (err) {
+    await cleanUp();
+    throw err;
+  }
+  if ("spawnError" in child) {
+    await cleanUp();
+    return unstartableRun(settings, id, child.spawnError);
+  }
+  const spawned = child;
+  let used = false;
+  return {
+    agent: agent.name,
+    pid: spawned.pid,
+    async run(prompt, runOptions = {}) {
+      if (used) {
+        return unstartableRun(settings, id, "already run or discarded").run(prompt, runOptions);
+      }
+      used = true;
+      try {
+        return await attend({ settings, agent, id, cwd, child: spawned }, prompt, runOptions);
+      } finally {
+        await cleanUp();
+      }
+    },
+    async discard() {
+      if (used) return;
+      used = true;
+      await spawned.end();
+      await spawned.ended;
+      await cleanUp();
+    },
+  };
+}
