@@ -1,6 +1,6 @@
 /** Shared helpers of the agents tests: a runner with a clean base env, pid checks, events. */
 import { type AgentRunnerOptions, createAgentRunner } from "../../src/agents/run.ts";
-import type { AgentEvent, RunAgent } from "../../src/agents/types.ts";
+import type { AgentEvent, AgentRunner } from "../../src/agents/types.ts";
 import { findOnPath } from "../../src/executables.ts";
 
 /** Only what a child needs to start (node via PATH); nothing from the tester's shell. */
@@ -8,7 +8,7 @@ export function cleanBaseEnv(extra: Record<string, string> = {}): Record<string,
   return { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...extra };
 }
 
-export function testRunner(options: Partial<AgentRunnerOptions> = {}): RunAgent {
+export function testRunner(options: Partial<AgentRunnerOptions> = {}): AgentRunner {
   return createAgentRunner({
     passApiKeys: false,
     selfOrigins: () => [],
