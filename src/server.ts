@@ -25,6 +25,8 @@ import { createMessagesHandler } from "./protocol/messages/handler.ts";
 import { createResponsesHandler } from "./protocol/responses/handler.ts";
 import { createAgentRunner, DEFAULT_KILL_GRACE_MS } from "./agents/run.ts";
 import { describeGroupSpawn, machineGroupSpawn } from "./agents/group_spawn.ts";
+import { startGroupKeeper } from "./agents/group_keeper.ts";
+import { recordDirectory } from "./agents/group_record.ts";
 import { COUNCIL_DEPTH_HEADER } from "./agents/env.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
@@ -231,6 +233,14 @@ export class ListenError extends Error {
   override name = "ListenError";
 }
 
+function readEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The startup line of DESIGN.md "External interface". */
 export function startupLine(config: Readonly<Config>, port: number): string {
   const agents = config.defaultAgents.map((a) => `${a.name}:${a.model}`).join(",") || "none";
@@ -314,12 +324,18 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   // idle collector counts them as in flight until then.
   const inFlight = new InFlightTurns(collector);
 
+  // No CLI child outlives this gateway, however it ends (see agents/group_keeper.ts).
+  const keeper = !options.runAgent && config.defaultAgents.some((a) => !isHttpRunner(a.runner))
+    ? startGroupKeeper({ dir: recordDirectory(readEnv), graceMs: DEFAULT_KILL_GRACE_MS, log })
+    : undefined;
+
   const handlers = () => {
     const runAgent = options.runAgent ?? createAgentRunner({
       passApiKeys: config.passApiKeys,
       gatewayToken: config.token,
       selfOrigins: () => origins,
       pricing: config.pricing,
+      groups: keeper,
     });
     // With a ledger, sessions start from its counters and each turn's start, calls and end are
     // appended.
@@ -407,9 +423,10 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
         "--v8-flags=--expose-gc; a plain `deno run` does not)",
     );
   }
-  if (!options.runAgent && config.defaultAgents.some((agent) => !isHttpRunner(agent.runner))) {
-    log.debug("children get their process group through {how}", {
+  if (keeper) {
+    log.debug("children get their process group through {how}; {watchdog}", {
       how: describeGroupSpawn(machineGroupSpawn()),
+      watchdog: keeper.describe(),
     });
   }
 
@@ -425,7 +442,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   };
 
   const drained = server.finished.then(() => inFlight.idle());
-  const finished = Promise.race([drained, gaveUp]).finally(() => {
+  const finished = Promise.race([drained, gaveUp]).then(() => keeper?.close()).finally(() => {
     for (const id of timers) clock.clearTimeout(id);
     collector?.stop();
     stopped = true;

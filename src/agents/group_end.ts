@@ -2,6 +2,7 @@
  * Ends a child's process group and knows when it is over: a group is over once no member is
  * alive, and a member that has exited but that nobody reaped (a zombie) is not alive.
  */
+import { listProcesses } from "./process_table.ts";
 
 /** Sends a signal to a whole process group; false when the group no longer exists. */
 export function signalGroup(pgid: number, signal: Deno.Signal): boolean {
@@ -13,61 +14,15 @@ export function signalGroup(pgid: number, signal: Deno.Signal): boolean {
   }
 }
 
-/** The state letter and process group in a `/proc/<pid>/stat` text. */
-export function parseProcStat(text: string): { state: string; pgid: number } | undefined {
-  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ")".
-  const close = text.lastIndexOf(")");
-  if (close === -1) return undefined;
-  const [state, _ppid, pgid] = text.slice(close + 2).split(" ", 3);
-  return state && pgid ? { state, pgid: Number(pgid) } : undefined;
-}
-
 /** Exited (zombie, Z) or being torn down (X, x): no longer running anything. */
 const isExited = (state: string) => state === "Z" || state === "X" || state === "x";
 
-/** Whether `ps -A -o pgid= -o stat=` output lists a member of `pgid` that is not a zombie. */
-export function psListsLiveMember(text: string, pgid: number): boolean {
-  return text.split("\n").some((line) => {
-    const [group, stat] = line.trim().split(/\s+/);
-    return Number(group) === pgid && stat !== undefined && !isExited(stat[0]);
-  });
-}
-
-/** Linux: every process's /proc/<pid>/stat, read in parallel off the main thread. */
-async function procHasLiveMember(pgid: number): Promise<boolean> {
-  const pids: string[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    const first = entry.name.charCodeAt(0);
-    if (first >= 48 && first <= 57) pids.push(entry.name);
-  }
-  const stats = await Promise.all(
-    pids.map((pid) => Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "")),
-  );
-  return stats.some((text) => {
-    const stat = text ? parseProcStat(text) : undefined;
-    return stat !== undefined && stat.pgid === pgid && !isExited(stat.state);
-  });
-}
-
-/** macOS and the BSDs: one `ps` over all processes (`-A` lists zombies too, as state Z). */
-async function psHasLiveMember(pgid: number): Promise<boolean> {
-  try {
-    const { stdout } = await new Deno.Command("ps", {
-      args: ["-A", "-o", "pgid=", "-o", "stat="],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    return psListsLiveMember(new TextDecoder().decode(stdout), pgid);
-  } catch {
-    // No ps to ask: a member is assumed alive, so the grace and SIGKILL still apply.
-    return true;
-  }
-}
-
 /** Whether a process group has a member that has not exited (zombies do not count). */
-export function groupHasLiveMember(pgid: number): Promise<boolean> {
-  return Deno.build.os === "linux" ? procHasLiveMember(pgid) : psHasLiveMember(pgid);
+export async function groupHasLiveMember(pgid: number): Promise<boolean> {
+  const table = await listProcesses();
+  // No table to read: a member is assumed alive, so the grace and SIGKILL still apply.
+  if (!table) return true;
+  return table.some((entry) => entry.pgid === pgid && !isExited(entry.state));
 }
 
 /** The group still has members (zombies included); SIGCONT harms nothing and fails without. */
@@ -76,8 +31,8 @@ const groupExists = (pgid: number) => signalGroup(pgid, "SIGCONT");
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** First and longest wait between two looks at a terminated group. */
-const FIRST_PROBE_MS = 10;
-const LONGEST_PROBE_MS = 100;
+const FIRST_PROBE_MS = 20;
+const LONGEST_PROBE_MS = 200;
 
 export interface GroupEnding {
   /** Real-time wait between SIGTERM and SIGKILL. */

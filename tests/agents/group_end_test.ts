@@ -3,7 +3,12 @@
  * left in the group (exited, reaped by nobody) does not hold the run up.
  */
 import assert from "node:assert/strict";
-import { parseProcStat, psListsLiveMember } from "../../src/agents/group_end.ts";
+import {
+  listProcesses,
+  parseElapsed,
+  parseProcStat,
+  parsePsTable,
+} from "../../src/agents/process_table.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { EventLog, readPids, tempDir, testRunner } from "./support.ts";
 
@@ -15,25 +20,29 @@ Deno.test("parseProcStat: state and group, whatever the command name holds", () 
   assert.equal(parseProcStat("garbage"), undefined);
 });
 
-Deno.test("psListsLiveMember: zombies and other groups do not count (ps -A -o pgid= -o stat=)", () => {
-  const ps = ["    1 Ss", "  700 Z", "  700 Z+", "  701 S+", " 7000 R"].join("\n");
-  assert.equal(psListsLiveMember(ps, 700), false);
-  assert.equal(psListsLiveMember(ps, 701), true);
-  assert.equal(psListsLiveMember(ps, 7000), true);
-  assert.equal(psListsLiveMember(ps, 70), false);
+Deno.test("parsePsTable: each process's group and state letter (ps -A -o pgid= -o stat=)", () => {
+  const ps = ["    1 Ss", "  700 Z", "  700 Z+", "  701 S+", "", " 7000 R"].join("\n");
+  assert.deepEqual(parsePsTable(ps), [
+    { pgid: 1, state: "S" },
+    { pgid: 700, state: "Z" },
+    { pgid: 700, state: "Z" },
+    { pgid: 701, state: "S" },
+    { pgid: 7000, state: "R" },
+  ]);
 });
 
-/** The members of a process group and their states, from /proc. */
-function groupStates(pgid: number): string[] {
-  const states: string[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = parseProcStat(Deno.readTextFileSync(`/proc/${entry.name}/stat`));
-      if (stat?.pgid === pgid) states.push(stat.state);
-    } catch { /* gone meanwhile */ }
-  }
-  return states;
+Deno.test("parseElapsed: ps's etime in seconds", () => {
+  assert.equal(parseElapsed("   00:07"), 7);
+  assert.equal(parseElapsed("12:34"), 754);
+  assert.equal(parseElapsed("01:00:01"), 3601);
+  assert.equal(parseElapsed("2-00:00:00"), 172800);
+  assert.equal(parseElapsed(""), undefined);
+});
+
+/** The states of a process group's members. */
+async function groupStates(pgid: number): Promise<string[]> {
+  const table = await listProcesses();
+  return (table ?? []).filter((entry) => entry.pgid === pgid).map((entry) => entry.state);
 }
 
 Deno.test({
@@ -58,7 +67,7 @@ Deno.test({
       });
       assert.equal(result.ok, true, result.error);
       assert.equal(result.text, "answer\n");
-      assert.deepEqual(groupStates(events.pid!), ["Z"], "the group still holds the zombie");
+      assert.deepEqual(await groupStates(events.pid!), ["Z"], "the group still holds the zombie");
       assert.ok(result.durationMs < 2_500, `took ${result.durationMs} ms`);
     } finally {
       for (const pid of await readPids(keeperFile).catch(() => [])) {
@@ -67,5 +76,38 @@ Deno.test({
         } catch { /* already gone */ }
       }
     }
+  },
+});
+
+Deno.test({
+  name: "process table: without ps, Linux's /proc is read through cat, as the gateway may",
+  ignore: !onLinux,
+  async fn() {
+    await using dirScope = await tempDir();
+    // The start task's permissions (no --allow-all: /proc is out of Deno's reach) and no ps.
+    const script = `
+      import { listProcesses, processAge } from ${
+      JSON.stringify(
+        new URL("../../src/agents/process_table.ts", import.meta.url).href,
+      )
+    };
+      const table = await listProcesses();
+      const self = Deno.pid;
+      console.log(JSON.stringify({ table, age: await processAge(self), gone: await processAge(2 ** 22 + 1) }));
+    `;
+    const file = `${dirScope.path}/probe.ts`;
+    await Deno.writeTextFile(file, script);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-run", "--allow-read", "--allow-env", file],
+      env: { PATH: dirScope.path },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const { table, age, gone } = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.ok(table.length > 1, "processes listed");
+    assert.ok(table.every((p: { state: string }) => /^[A-Za-z]$/.test(p.state)));
+    assert.ok(age >= 0 && age < 60, `its own age: ${age}`);
+    assert.equal(gone, undefined);
   },
 });

@@ -10,30 +10,34 @@ import { EventLog, isGone, readPids, tempDir, testRunner } from "./support.ts";
 
 const onLinux = Deno.build.os === "linux";
 
-async function waitUntil(ready: () => Promise<boolean>, what: string): Promise<void> {
+/** The first non-empty value `probe` gives, polled for up to 5 s. */
+async function waitFor(probe: () => Promise<string>): Promise<string> {
   for (let i = 0; i < 500; i++) {
-    if (await ready()) return;
+    const value = await probe();
+    if (value) return value;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  assert.fail(`gave up waiting for ${what}`);
+  assert.fail("gave up waiting for the child's first words");
 }
 
 Deno.test({
   name: "prepare: a discarded child leaves no process, no grandchild and no temp dir",
-  ignore: !onLinux,
+  ignore: Deno.build.os === "windows",
   async fn() {
     await using dirScope = await tempDir();
     const pidFile = `${dirScope.path}/grandchild`;
+    const cwdFile = `${dirScope.path}/cwd`;
     const agent = fakeAgent("command", {}, {
       command: "sh",
-      args: ["-c", `sleep 30 & echo $! > ${pidFile}; cat >/dev/null; echo never`],
+      args: ["-c", `sleep 30 & echo $! > ${pidFile}; pwd > ${cwdFile}; cat >/dev/null; echo never`],
     });
     const prepared = await testRunner().prepare(agent, { role: "child" });
     const pid = prepared.pid!;
     assert.ok(pid > 0 && !isGone(pid), "the child runs before any prompt");
-    await waitUntil(async () => (await readPids(pidFile).catch(() => [])).length > 0, "sleep");
+    const cwd = await waitFor(async () =>
+      (await Deno.readTextFile(cwdFile).catch(() => "")).trim()
+    );
     const [grandchild] = await readPids(pidFile);
-    const cwd = await Deno.readLink(`/proc/${pid}/cwd`);
     assert.match(cwd, /council-child-/);
     await prepared.discard();
     assert.ok(isGone(pid), `child ${pid} still runs`);
