@@ -25,7 +25,7 @@ import { createMessagesHandler } from "./protocol/messages/handler.ts";
 import { createResponsesHandler } from "./protocol/responses/handler.ts";
 import { createAgentRunner, DEFAULT_KILL_GRACE_MS } from "./agents/run.ts";
 import { describeGroupSpawn, machineGroupSpawn } from "./agents/group_spawn.ts";
-import { startGroupKeeper } from "./agents/group_keeper.ts";
+import { GroupKeeper } from "./agents/group_keeper.ts";
 import { recordDirectory } from "./agents/group_record.ts";
 import { COUNCIL_DEPTH_HEADER } from "./agents/env.ts";
 import type { RunAgent } from "./agents/types.ts";
@@ -326,7 +326,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
 
   // No CLI child outlives this gateway, however it ends (see agents/group_keeper.ts).
   const keeper = !options.runAgent && config.defaultAgents.some((a) => !isHttpRunner(a.runner))
-    ? startGroupKeeper({ dir: recordDirectory(readEnv), graceMs: DEFAULT_KILL_GRACE_MS, log })
+    ? new GroupKeeper({ dir: recordDirectory(readEnv), graceMs: DEFAULT_KILL_GRACE_MS, log })
     : undefined;
 
   const handlers = () => {

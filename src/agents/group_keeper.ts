@@ -9,15 +9,6 @@ import type { GroupRegistry } from "./process.ts";
 import { GroupRecord, reapLeftovers } from "./group_record.ts";
 import { Watchdog } from "./watchdog.ts";
 
-export interface GroupKeeper extends GroupRegistry {
-  /** Settles once the leftovers of earlier gateways are ended and the record is open. */
-  readonly ready: Promise<void>;
-  /** One line on what ends the groups if the gateway dies, for the log. */
-  describe(): string;
-  /** Stops the watchdog and removes the record (call once every child is over). */
-  close(): Promise<void>;
-}
-
 export interface GroupKeeperOptions {
   /** Where records are kept (see `recordDirectory`); none: no record, the watchdog only. */
   dir?: string;
@@ -30,27 +21,62 @@ export interface GroupKeeperOptions {
 /** A watchdog that dies sooner than this after its start is not started again. */
 const MIN_WATCHDOG_LIFE_MS = 1_000;
 
-/** Starts the watchdog and, in the background, the reaping of leftovers and the record. */
-export function startGroupKeeper(options: GroupKeeperOptions): GroupKeeper {
-  const { log } = options;
+export class GroupKeeper implements GroupRegistry {
   /** Live groups and when each leader was spawned. */
-  const live = new Map<number, number>();
-  let record: GroupRecord | undefined;
-  let watchdog: Watchdog | undefined;
-  let watchdogStarted = 0;
+  readonly #live = new Map<number, number>();
+  #record?: GroupRecord;
+  #watchdog?: Watchdog;
+  #watchdogStarted = 0;
+  /** Settles once the leftovers of earlier gateways are ended and the record is open. */
+  readonly ready: Promise<void>;
 
-  const startWatchdog = (): Watchdog | undefined => {
+  /** Starts the watchdog and, in the background, the record and the reaping of leftovers. */
+  constructor(readonly options: GroupKeeperOptions) {
+    this.#startWatchdog();
+    this.ready = options.dir ? this.#openRecord(options.dir) : Promise.resolve();
+  }
+
+  /** One line on what ends the groups if the gateway dies, for the log. */
+  describe(): string {
+    return this.#watchdog
+      ? `watchdog ${this.#watchdog.pid} ends them if this gateway dies`
+      : "no watchdog: children may outlive a killed gateway";
+  }
+
+  add(pgid: number): void {
+    this.#live.set(pgid, Date.now());
+    this.#watchdog?.add(pgid);
+    this.#record?.add(pgid);
+  }
+
+  remove(pgid: number): void {
+    this.#live.delete(pgid);
+    this.#watchdog?.remove(pgid);
+    this.#record?.remove(pgid);
+  }
+
+  /** Stops the watchdog and removes the record (call once every child is over). */
+  async close(): Promise<void> {
+    await this.ready;
+    const watchdog = this.#watchdog;
+    this.#watchdog = undefined;
+    await watchdog?.close();
+    await this.#record?.close();
+  }
+
+  #startWatchdog(): Watchdog | undefined {
+    const { log } = this.options;
     try {
-      watchdogStarted = Date.now();
-      watchdog = Watchdog.start({
-        groupSpawn: options.groupSpawn ?? machineGroupSpawn(),
-        graceMs: options.graceMs,
+      this.#watchdogStarted = Date.now();
+      this.#watchdog = Watchdog.start({
+        groupSpawn: this.options.groupSpawn ?? machineGroupSpawn(),
+        graceMs: this.options.graceMs,
         onExit: (status) => {
-          const was = watchdog?.pid;
-          watchdog = undefined;
+          const was = this.#watchdog?.pid;
+          this.#watchdog = undefined;
           // One that dies at once would die again: started again only after a run of its own.
-          const next = Date.now() - watchdogStarted >= MIN_WATCHDOG_LIFE_MS
-            ? startWatchdog()
+          const next = Date.now() - this.#watchdogStarted >= MIN_WATCHDOG_LIFE_MS
+            ? this.#startWatchdog()
             : undefined;
           log.warn("watchdog {was} exited ({how}); {now}", {
             was,
@@ -60,22 +86,20 @@ export function startGroupKeeper(options: GroupKeeperOptions): GroupKeeper {
               : "children may outlive a killed gateway",
           });
         },
-      }, live.keys());
-      return watchdog;
+      }, this.#live.keys());
+      return this.#watchdog;
     } catch (err) {
       log.warn("no watchdog ({error}): children may outlive a killed gateway", {
         error: String(err),
       });
       return undefined;
     }
-  };
-  startWatchdog();
+  }
 
-  const ready = (async () => {
-    if (!options.dir) return;
-    const dir = options.dir;
+  async #openRecord(dir: string): Promise<void> {
+    const { log, graceMs } = this.options;
     try {
-      record = await GroupRecord.create(
+      const record = await GroupRecord.create(
         dir,
         (err) =>
           log.warn("cannot write the record of process groups in {dir}: {error}", {
@@ -83,12 +107,13 @@ export function startGroupKeeper(options: GroupKeeperOptions): GroupKeeper {
             error: String(err),
           }),
       );
-      for (const [pgid, spawnedAt] of live) record.add(pgid, spawnedAt);
+      for (const [pgid, spawnedAt] of this.#live) record.add(pgid, spawnedAt);
+      this.#record = record;
     } catch (err) {
       log.warn("no record of process groups in {dir}: {error}", { dir, error: String(err) });
     }
     try {
-      const reaped = await reapLeftovers(dir, options.graceMs);
+      const reaped = await reapLeftovers(dir, graceMs);
       if (reaped.groups > 0) {
         log.info("ended {groups} process group(s) left running by {records} earlier gateway(s)", {
           ...reaped,
@@ -100,28 +125,5 @@ export function startGroupKeeper(options: GroupKeeperOptions): GroupKeeper {
         error: String(err),
       });
     }
-  })();
-
-  return {
-    ready,
-    describe: () =>
-      watchdog
-        ? `watchdog ${watchdog.pid} ends them if this gateway dies`
-        : "no watchdog: children may outlive a killed gateway",
-    add(pgid) {
-      live.set(pgid, Date.now());
-      watchdog?.add(pgid);
-      record?.add(pgid);
-    },
-    remove(pgid) {
-      live.delete(pgid);
-      watchdog?.remove(pgid);
-      record?.remove(pgid);
-    },
-    async close() {
-      await ready;
-      await watchdog?.close();
-      await record?.close();
-    },
-  };
+  }
 }

@@ -143,20 +143,80 @@ async function attend(
   return recorder.finish(exit, reason);
 }
 
+/** The child of one run: its environment and argv from the adapter, spawned in `cwd`. */
+function spawnFor(
+  settings: CliSettings,
+  agent: AgentConfig,
+  options: PrepareOptions & { command: string; cwd: string; model: string },
+): ReturnType<typeof spawnChild> {
+  const { command, cwd } = options;
+  const log = settings.logFor(options.turnId);
+  const adapter = ADAPTERS[agent.runner as CliRunner];
+  const env = childEnvFrom(settings.scrubbedEnv(), {
+    passApiKeys: settings.passApiKeys,
+    withheld: settings.withheld,
+    adapterEnv: adapter.env?.({ isRoot: settings.isRoot }),
+    hostCredentials: options.hostCredentials,
+    agentEnv: agent.env,
+  });
+  const args = adapter.argv(agent, { role: options.role, model: options.model });
+  log.debug("{agent}: spawning {command} {args} in {cwd}", {
+    agent: agent.name,
+    command,
+    args: args.join(" "),
+    cwd,
+  });
+  return spawnChild({
+    command,
+    args,
+    cwd,
+    env,
+    stdout: adapter.stdout === "text" ? "text" : "lines",
+    maxLineBytes: settings.maxLineBytes,
+    killGraceMs: settings.killGraceMs,
+    groupSpawn: settings.groupSpawn(),
+    groups: settings.groups,
+    onStderrLine: (line) => log.debug("{agent} stderr: {line}", { agent: agent.name, line }),
+  });
+}
+
+/** A spawned child as a prepared run: run once or discarded, its temp dir removed after. */
+function preparedChild(attended: Attended, cleanUp: () => Promise<void>): PreparedRun {
+  const { settings, id, child } = attended;
+  let used = false;
+  return {
+    agent: id.agent,
+    pid: child.pid,
+    async run(prompt, runOptions = {}) {
+      if (used) {
+        return unstartableRun(settings, id, "already run or discarded").run(prompt, runOptions);
+      }
+      used = true;
+      try {
+        return await attend(attended, prompt, runOptions);
+      } finally {
+        await cleanUp();
+      }
+    },
+    async discard() {
+      if (used) return;
+      used = true;
+      await child.end();
+      await child.ended;
+      await cleanUp();
+    },
+  };
+}
+
 /** Spawns a CLI agent's child, waiting for its prompt. Throws only on a bug. */
 export async function prepareCli(
   settings: CliSettings,
   agent: AgentConfig,
   options: PrepareOptions,
 ): Promise<PreparedRun> {
-  const log = settings.logFor(options.turnId);
-  const id: RunIdentity = {
-    agent: agent.name,
-    model: options.model ?? agent.model,
-    role: options.role,
-  };
-  const adapter = ADAPTERS[agent.runner as CliRunner];
-  const command = agent.command ?? adapter.defaultCommand;
+  const model = options.model ?? agent.model;
+  const id: RunIdentity = { agent: agent.name, model, role: options.role };
+  const command = agent.command ?? ADAPTERS[agent.runner as CliRunner].defaultCommand;
   if (!command) {
     return unstartableRun(settings, id, `runner "${agent.runner}" needs a \`command\` to run`);
   }
@@ -167,37 +227,15 @@ export async function prepareCli(
   const cleanUp = async () => {
     if (!tempDir) return;
     await removeTempDir(tempDir).catch((err) =>
-      log.warn("cannot remove {dir}: {error}", { dir: tempDir, error: String(err) })
+      settings.logFor(options.turnId).warn("cannot remove {dir}: {error}", {
+        dir: tempDir,
+        error: String(err),
+      })
     );
   };
   let child: ReturnType<typeof spawnChild>;
   try {
-    const env = childEnvFrom(settings.scrubbedEnv(), {
-      passApiKeys: settings.passApiKeys,
-      withheld: settings.withheld,
-      adapterEnv: adapter.env?.({ isRoot: settings.isRoot }),
-      hostCredentials: options.hostCredentials,
-      agentEnv: agent.env,
-    });
-    const args = adapter.argv(agent, { role: options.role, model: id.model });
-    log.debug("{agent}: spawning {command} {args} in {cwd}", {
-      agent: agent.name,
-      command,
-      args: args.join(" "),
-      cwd,
-    });
-    child = spawnChild({
-      command,
-      args,
-      cwd,
-      env,
-      stdout: adapter.stdout === "text" ? "text" : "lines",
-      maxLineBytes: settings.maxLineBytes,
-      killGraceMs: settings.killGraceMs,
-      groupSpawn: settings.groupSpawn(),
-      groups: settings.groups,
-      onStderrLine: (line) => log.debug("{agent} stderr: {line}", { agent: agent.name, line }),
-    });
+    child = spawnFor(settings, agent, { ...options, command, cwd, model });
   } catch (err) {
     await cleanUp();
     throw err;
@@ -206,28 +244,5 @@ export async function prepareCli(
     await cleanUp();
     return unstartableRun(settings, id, child.spawnError);
   }
-  const spawned = child;
-  let used = false;
-  return {
-    agent: agent.name,
-    pid: spawned.pid,
-    async run(prompt, runOptions = {}) {
-      if (used) {
-        return unstartableRun(settings, id, "already run or discarded").run(prompt, runOptions);
-      }
-      used = true;
-      try {
-        return await attend({ settings, agent, id, cwd, child: spawned }, prompt, runOptions);
-      } finally {
-        await cleanUp();
-      }
-    },
-    async discard() {
-      if (used) return;
-      used = true;
-      await spawned.end();
-      await spawned.ended;
-      await cleanUp();
-    },
-  };
+  return preparedChild({ settings, agent, id, cwd, child }, cleanUp);
 }
