@@ -325,7 +325,8 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const inFlight = new InFlightTurns(collector);
 
   // No CLI child outlives this gateway, however it ends (see agents/group_keeper.ts).
-  const keeper = !options.runAgent && config.defaultAgents.some((a) => !isHttpRunner(a.runner))
+  const runners = [...config.defaultAgents, config.judge].flatMap((a) => a?.runner ?? []);
+  const keeper = !options.runAgent && runners.some((runner) => !isHttpRunner(runner))
     ? new GroupKeeper({ dir: recordDirectory(readEnv), graceMs: DEFAULT_KILL_GRACE_MS, log })
     : undefined;
 

@@ -80,9 +80,14 @@ export function prepareHttp(
     const reason = `${keyName} is not set in the gateway's environment (apiKeyEnv)`;
     return unstartableRun(settings, id, reason);
   }
+  let used = false;
   return {
     agent: agent.name,
     async run(prompt, runOptions = {}) {
+      if (used) {
+        return unstartableRun(settings, id, "already run or discarded").run(prompt, runOptions);
+      }
+      used = true;
       const log = settings.logFor(runOptions.turnId);
       const recorder = new RunRecorder({
         ...settings,
@@ -112,6 +117,9 @@ export function prepareHttp(
         failureReason(exit, recorder.output, adapter.endMarker, agent.timeoutMs, apiKey),
       );
     },
-    discard: () => Promise.resolve(),
+    discard() {
+      used = true;
+      return Promise.resolve();
+    },
   };
 }
