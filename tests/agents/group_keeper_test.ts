@@ -14,6 +14,7 @@ import {
 } from "../../src/agents/group_record.ts";
 import { machineGroupSpawn } from "../../src/agents/group_spawn.ts";
 import { Watchdog } from "../../src/agents/watchdog.ts";
+import { eventually } from "../wait.ts";
 import { isGone, tempDir } from "./support.ts";
 
 const posix = Deno.build.os !== "windows";
@@ -74,10 +75,7 @@ Deno.test({
     watchdog.add(removed.pid);
     watchdog.remove(removed.pid);
     await watchdog.close();
-    for (let i = 0; i < 100 && !isGone(listed.pid); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    assert.ok(isGone(listed.pid), "the listed group was ended");
+    await eventually(() => isGone(listed.pid), "the listed group to end", 5_000);
     assert.ok(!isGone(removed.pid), "a removed group was left alone");
   },
 });
@@ -104,10 +102,7 @@ Deno.test({
       live.add(ownedByLive.pid);
       const reaped = await reapLeftovers(dir, 500);
       assert.deepEqual(reaped, { records: 1, groups: 1 });
-      for (let i = 0; i < 100 && !isGone(left.pid); i++) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      assert.ok(isGone(left.pid), "the dead gateway's group was ended");
+      await eventually(() => isGone(left.pid), "the dead gateway's group to end", 5_000);
       assert.ok(!isGone(reused.pid), "a pid recorded an hour before this process started");
       assert.ok(!isGone(ownedByLive.pid), "a live gateway's group");
       const names = [...Deno.readDirSync(dir)].map((entry) => entry.name).sort();

@@ -6,19 +6,10 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
 import type { AgentResult } from "../../src/agents/types.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
+import { eventually } from "../wait.ts";
 import { EventLog, isGone, readPids, tempDir, testRunner } from "./support.ts";
 
 const onLinux = Deno.build.os === "linux";
-
-/** The first non-empty value `probe` gives, polled for up to 5 s. */
-async function waitFor(probe: () => Promise<string>): Promise<string> {
-  for (let i = 0; i < 500; i++) {
-    const value = await probe();
-    if (value) return value;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail("gave up waiting for the child's first words");
-}
 
 Deno.test({
   name: "prepare: a discarded child leaves no process, no grandchild and no temp dir",
@@ -34,8 +25,9 @@ Deno.test({
     const prepared = await testRunner().prepare(agent, { role: "child" });
     const pid = prepared.pid!;
     assert.ok(pid > 0 && !isGone(pid), "the child runs before any prompt");
-    const cwd = await waitFor(async () =>
-      (await Deno.readTextFile(cwdFile).catch(() => "")).trim()
+    const cwd = await eventually(
+      async () => (await Deno.readTextFile(cwdFile).catch(() => "")).trim(),
+      "the child's first words",
     );
     const [grandchild] = await readPids(pidFile);
     assert.match(cwd, /council-child-/);

@@ -7,48 +7,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { type GatewayProcess, spawnGateway } from "./gateway.ts";
+import { eventually, within } from "../wait.ts";
+import { isGone } from "../agents/support.ts";
 
 const posix = Deno.build.os !== "windows";
-
-/** Whether a process has ended: gone, or exited and not yet reaped (a zombie). */
-function isGone(pid: number): boolean {
-  try {
-    Deno.kill(pid, "SIGCONT");
-  } catch {
-    return true;
-  }
-  const { stdout } = new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(pid)] })
-    .outputSync();
-  const stat = new TextDecoder().decode(stdout).trim();
-  return stat === "" || stat.startsWith("Z");
-}
-
-async function waitFor<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  ms = 10_000,
-) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** `work`'s value, unless `ms` pass first. */
-async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`gave up waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** A gateway whose one agent hangs, ignores SIGTERM and starts two grandchildren. */
 async function hangingGateway(dir: string): Promise<GatewayProcess> {
@@ -82,7 +44,7 @@ async function startTurn(gateway: GatewayProcess, dir: string): Promise<number[]
     }),
   });
   replies.push(request.then((res) => res.body?.pipeTo(new WritableStream())).catch(() => {}));
-  return await waitFor(async () => {
+  return await eventually(async () => {
     const calls = await readFakeLog(join(dir, "fake.log"));
     const grandchildren = (await Deno.readTextFile(join(dir, "grandchildren")).catch(() => ""))
       .split("\n").filter(Boolean).map(Number);
@@ -113,7 +75,7 @@ Deno.test({
       gateway.kill("SIGKILL");
       const killedAt = Date.now();
       await gateway.exited;
-      await waitFor(() => pids.every(isGone) || undefined, "the children to end", 5_000);
+      await eventually(() => pids.every(isGone), "the children to end", 5_000);
       const ms = Date.now() - killedAt;
       assert.ok(ms <= 5_000, `the children ran ${ms} ms after the gateway died`);
     } finally {
@@ -147,7 +109,7 @@ Deno.test({
       const leftPids = await startTurn(killed, dir);
       pids.push(...leftPids);
       // Its watchdog stopped first, so nothing ends the children when the gateway dies.
-      const line = await within(killed.waitForLine(/watchdog \d+ ends/), 10_000, "watchdog");
+      const line = await within(killed.waitForLine(/watchdog \d+ ends/), "the watchdog's pid");
       const watchdog = Number(/watchdog (\d+) ends/.exec(line)![1]);
       Deno.kill(watchdog, "SIGSTOP");
       killed.kill("SIGKILL");
@@ -159,10 +121,9 @@ Deno.test({
       gateways.push(next);
       await within(
         next.waitForLine(/ended 1 process group\(s\) left running by 1 earlier gateway/),
-        10_000,
         "the reaping gateway's log line",
       );
-      await waitFor(() => leftPids.every(isGone) || undefined, "the leftovers to end", 5_000);
+      await eventually(() => leftPids.every(isGone), "the leftovers to end", 5_000);
       assert.ok(alivePids.every((pid) => !isGone(pid)), "a live gateway's children are its own");
     } finally {
       for (const gateway of gateways) gateway.kill("SIGKILL");
