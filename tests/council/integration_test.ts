@@ -8,6 +8,7 @@ import { createCouncil } from "../../src/council/turn.ts";
 import { fakeAgent, type FakeKnobs, type FakeRule, readFakeLog } from "../fixtures/fakes.ts";
 import { collect, READ_TOOL, testRequest, TurnWatcher, withAgents } from "./helpers.ts";
 import { eventually } from "../wait.ts";
+import { isGone } from "../agents/support.ts";
 
 const runAgent = createAgentRunner({ passApiKeys: false, selfOrigins: () => [], pricing: {} });
 
@@ -24,20 +25,7 @@ async function withTemp<T>(fn: (dir: string) => Promise<T>): Promise<T> {
 }
 
 /** Whether the process still runs: an exited one nobody reaped yet (a zombie) does not. */
-function isAlive(pid: number): boolean {
-  try {
-    Deno.kill(pid, "SIGCONT");
-  } catch {
-    return false;
-  }
-  if (Deno.build.os !== "linux") return true;
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return false;
-  }
-}
+const isAlive = (pid: number) => !isGone(pid);
 
 function threeFakes(
   log: string,
