@@ -350,6 +350,12 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       passApiKeys: config.passApiKeys,
       gatewayToken: config.token,
       workspace: { workspaceRoots: config.workspaceRoots },
+      attachments: {
+        maxImageBytes: config.maxImageBytes,
+        maxAttachmentBytes: config.maxAttachmentBytes,
+        maxAttachments: config.maxAttachments,
+        fetchUrls: config.fetchAttachmentUrls,
+      },
       clock: options.clock,
     };
     return {

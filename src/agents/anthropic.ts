@@ -13,6 +13,7 @@ import {
   readJson,
 } from "./http.ts";
 import type { SseEvent } from "./sse.ts";
+import { anthropicBlocks } from "./anthropic_blocks.ts";
 
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -117,7 +118,7 @@ export const anthropicAdapter: HttpAdapter = {
   defaultApiKeyEnv: "ANTHROPIC_API_KEY",
   keyRequired: true,
   endMarker: "message_stop",
-  request(agent, { model, prompt, apiKey }) {
+  request(agent, { model, prompt, attachments, apiKey }) {
     return {
       url: `${apiRoot(agent)}/v1/messages`,
       headers: headersFor(agent, apiKey),
@@ -125,7 +126,10 @@ export const anthropicAdapter: HttpAdapter = {
         model,
         max_tokens: agent.maxTokens ?? DEFAULT_MAX_TOKENS,
         stream: true,
-        messages: [{ role: "user", content: prompt }],
+        messages: [{
+          role: "user",
+          content: attachments?.length ? anthropicBlocks(prompt, attachments) : prompt,
+        }],
       }),
     };
   },

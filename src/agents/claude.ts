@@ -11,6 +11,7 @@ import {
 } from "./activity.ts";
 import { oneLine } from "../text.ts";
 import { hasFlag } from "./flags.ts";
+import { anthropicBlocks } from "./anthropic_blocks.ts";
 
 /** Flags that already choose a permission mode; then ours is not added. */
 const PERMISSION_FLAGS = ["--dangerously-skip-permissions", "--permission-mode"];
@@ -165,7 +166,7 @@ export function createClaudeParser(context: ParserContext = {}): (line: string) 
 export const claudeAdapter: Adapter = {
   defaultCommand: "claude",
   stdout: "jsonl",
-  argv(agent, { role, model }) {
+  argv(agent, { role, model, delivery }) {
     const args = [
       "-p",
       "--output-format",
@@ -177,11 +178,18 @@ export const claudeAdapter: Adapter = {
       // Children are one-shot: keep thousands of runs out of the user's session history.
       "--no-session-persistence",
     ];
+    // Images and documents go in as content blocks of a stream-json user message (stdin).
+    if (delivery) args.push("--input-format", "stream-json");
     if (!hasFlag(agent.args, PERMISSION_FLAGS)) args.push("--dangerously-skip-permissions");
     // The fan-out judge only answers a yes/no question: no tools, so it stays fast and cheap.
     if (role === "judge" && !hasFlag(agent.args, ["--tools"])) args.push("--tools", "");
     return [...args, ...agent.args];
   },
+  stdin: (prompt, { attachments }) =>
+    JSON.stringify({
+      type: "user",
+      message: { role: "user", content: anthropicBlocks(prompt, attachments) },
+    }) + "\n",
   env: ({ isRoot }): Record<string, string> => (isRoot ? { IS_SANDBOX: "1" } : {}),
   createParser: createClaudeParser,
 };

@@ -13,6 +13,9 @@ import {
 } from "./activity.ts";
 import { oneLine } from "../text.ts";
 import { hasFlag } from "./flags.ts";
+import { basename } from "node:path";
+import { describeAttachment } from "../attachments.ts";
+import { inFiles, notInFiles, unseenNote, withNotes } from "./attachment_notes.ts";
 
 /** Flags that already choose a sandbox; then ours is not added (clap rejects duplicates). */
 const SANDBOX_FLAGS = [
@@ -115,8 +118,12 @@ export function createCodexParser(context: ParserContext = {}): (line: string) =
 export const codexAdapter: Adapter = {
   defaultCommand: "codex",
   stdout: "jsonl",
-  argv(agent, { model }) {
+  argv(agent, { model, delivery }) {
     const args = ["exec", "--json", "--skip-git-repo-check", "--model", model];
+    // `--image=FILE` one at a time: `--image` takes several values and would swallow the "-".
+    for (const { attachment, path } of delivery ? inFiles(delivery) : []) {
+      if (attachment.kind === "image") args.push(`--image=${path}`);
+    }
     // Full-auto as the spec asks, inside codex's own workspace sandbox; args may tighten it.
     if (!hasFlag(agent.args, SANDBOX_FLAGS)) {
       args.push("--sandbox", "workspace-write");
@@ -129,6 +136,23 @@ export const codexAdapter: Adapter = {
     }
     // "-" = read the prompt from stdin (codex starts only at end of input).
     return [...args, ...agent.args, "-"];
+  },
+  // Images go with --image; a PDF is a file it can read with its own tools.
+  takesFile: () => true,
+  stdin: (prompt, delivery) => {
+    const files = inFiles(delivery);
+    const images = files.filter((f) => f.attachment.kind === "image").map((f) =>
+      `${basename(f.path)} is ${f.attachment.label}`
+    );
+    const documents = files.filter((f) => f.attachment.kind === "document").map((f) =>
+      `${f.attachment.label} (${describeAttachment(f.attachment)}) is saved at ${f.path}`
+    );
+    return withNotes(
+      prompt,
+      images.length ? `The images attached to this message: ${images.join(", ")}.` : "",
+      documents.length ? `${documents.join("; ")}: read it there if you need it.` : "",
+      unseenNote(notInFiles(delivery)),
+    );
   },
   createParser: createCodexParser,
 };

@@ -11,6 +11,7 @@ import {
 } from "./activity.ts";
 import { oneLine } from "../text.ts";
 import { hasFlag } from "./flags.ts";
+import { inFiles, notInFiles, unseenNote, withNotes } from "./attachment_notes.ts";
 
 const APPROVAL_FLAGS = ["--approval-mode", "--yolo", "-y"];
 
@@ -72,12 +73,26 @@ export function createGeminiParser(context: ParserContext = {}): (line: string) 
 export const geminiAdapter: Adapter = {
   defaultCommand: "gemini",
   stdout: "jsonl",
-  argv(agent, { model }) {
+  argv(agent, { model, delivery }) {
     const args = ["--output-format", "stream-json", "--model", model];
+    // Its @file references read only inside the workspace: the attachments' dir joins it.
+    if (delivery?.dir) args.push("--include-directories", delivery.dir);
     if (!hasFlag(agent.args, APPROVAL_FLAGS)) args.push("--approval-mode", "yolo");
     // Children often run in a fresh temp dir, which gemini would refuse as untrusted (exit 55).
     if (!hasFlag(agent.args, ["--skip-trust"])) args.push("--skip-trust");
     return [...args, ...agent.args];
+  },
+  // Images and PDFs, read through `@path` references in the prompt (its read_many_files).
+  takesFile: () => true,
+  stdin: (prompt, delivery) => {
+    const references = inFiles(delivery).map(({ attachment, path }) =>
+      `${attachment.label}: @${path.replaceAll(" ", "\\ ")}`
+    );
+    return withNotes(
+      prompt,
+      references.length ? `Attached (read each):\n${references.join("\n")}` : "",
+      unseenNote(notInFiles(delivery)),
+    );
   },
   createParser: createGeminiParser,
 };

@@ -4,6 +4,7 @@
  * adapters share. How a request travels is http_stream.ts.
  */
 import type { AgentConfig } from "../config.ts";
+import type { LabelledAttachment } from "../attachments.ts";
 import type { ParsedLine } from "./types.ts";
 import type { SseEvent } from "./sse.ts";
 
@@ -19,6 +20,8 @@ export interface RequestInput {
   model: string;
   /** The whole prompt: sent as a single user message. */
   prompt: string;
+  /** The turn's images and documents, sent with the prompt in the API's own shape. */
+  attachments?: readonly LabelledAttachment[];
   /** Undefined when the key variable is unset (allowed only where the API needs no key). */
   apiKey?: string;
 }

@@ -14,17 +14,21 @@ import {
   readJson,
 } from "./http.ts";
 import type { SseEvent } from "./sse.ts";
+import { openaiParts } from "./openai_parts.ts";
 
 /** `{baseUrl}` without a `/chat/completions` a user may have pasted with it. */
 function apiRoot(agent: AgentConfig): string {
   return baseUrlOf(agent, openaiAdapter).replace(/\/chat\/completions$/, "");
 }
 
+/** Whether the agent talks to OpenAI's own API (not a compatible server). */
+function isOpenAi(agent: AgentConfig): boolean {
+  return /(^|\.)openai\.com$/i.test(new URL(apiRoot(agent)).hostname);
+}
+
 /** OpenAI's own API refuses `max_tokens` for its reasoning models; other servers know only it. */
 function maxTokensField(agent: AgentConfig): string {
-  return /(^|\.)openai\.com$/i.test(new URL(apiRoot(agent)).hostname)
-    ? "max_completion_tokens"
-    : "max_tokens";
+  return isOpenAi(agent) ? "max_completion_tokens" : "max_tokens";
 }
 
 function headersFor(agent: AgentConfig, apiKey: string | undefined): Record<string, string> {
@@ -105,7 +109,7 @@ export const openaiAdapter: HttpAdapter = {
   // Local servers (Ollama, llama.cpp, …) take no key.
   keyRequired: false,
   endMarker: "[DONE]",
-  request(agent, { model, prompt, apiKey }) {
+  request(agent, { model, prompt, attachments, apiKey }) {
     return {
       url: `${apiRoot(agent)}/chat/completions`,
       headers: headersFor(agent, apiKey),
@@ -113,7 +117,10 @@ export const openaiAdapter: HttpAdapter = {
         model,
         stream: true,
         stream_options: { include_usage: true },
-        messages: [{ role: "user", content: prompt }],
+        messages: [{
+          role: "user",
+          content: attachments?.length ? openaiParts(prompt, attachments, isOpenAi(agent)) : prompt,
+        }],
         ...(agent.maxTokens ? { [maxTokensField(agent)]: agent.maxTokens } : {}),
       }),
     };

@@ -5,6 +5,7 @@
 import type { AgentConfig, CliRunner } from "../config.ts";
 import type {
   AgentResult,
+  AttachmentDelivery,
   ParsedLine,
   PreparedRun,
   PreparedRunOptions,
@@ -23,6 +24,7 @@ import {
   unstartableRun,
 } from "./run_output.ts";
 import { oneLine } from "../text.ts";
+import { deliverAttachments, removeDelivery, stdinFor } from "./attachment_files.ts";
 
 /** What every CLI run of one runner shares. */
 export interface CliSettings extends RecorderSettings {
@@ -87,11 +89,13 @@ interface Attended {
   id: RunIdentity;
   cwd: string;
   child: RunningChild;
+  /** The turn's attachments as this child takes them (files already written). */
+  delivery?: AttachmentDelivery;
 }
 
 /** Gives a spawned child its prompt and reads it to the end, within the agent's time-out. */
 async function attend(
-  { settings, agent, id, cwd, child }: Attended,
+  { settings, agent, id, cwd, child, delivery }: Attended,
   prompt: string,
   options: PreparedRunOptions,
 ): Promise<AgentResult> {
@@ -134,7 +138,7 @@ async function attend(
     }
     recorder.absorb(parsed);
   });
-  child.deliver(prompt);
+  child.deliver(stdinFor(adapter, prompt, delivery));
   await child.exited;
   settings.clock.clearTimeout(timer);
   signal?.removeEventListener("abort", onAbort);
@@ -147,7 +151,12 @@ async function attend(
 function spawnFor(
   settings: CliSettings,
   agent: AgentConfig,
-  options: PrepareOptions & { command: string; cwd: string; model: string },
+  options: PrepareOptions & {
+    command: string;
+    cwd: string;
+    model: string;
+    delivery?: AttachmentDelivery;
+  },
 ): ReturnType<typeof spawnChild> {
   const { command, cwd } = options;
   const log = settings.logFor(options.turnId);
@@ -159,7 +168,11 @@ function spawnFor(
     hostCredentials: options.hostCredentials,
     agentEnv: agent.env,
   });
-  const args = adapter.argv(agent, { role: options.role, model: options.model });
+  const args = adapter.argv(agent, {
+    role: options.role,
+    model: options.model,
+    delivery: options.delivery,
+  });
   log.debug("{agent}: spawning {command} {args} in {cwd}", {
     agent: agent.name,
     command,
@@ -224,18 +237,21 @@ export async function prepareCli(
   // reply's first bytes (already queued) leave before the spawns take the thread.
   const tempDir = options.cwd ? undefined : await Deno.makeTempDir({ prefix: "council-child-" });
   const cwd = options.cwd ?? tempDir!;
+  let delivery: AttachmentDelivery | undefined;
   const cleanUp = async () => {
-    if (!tempDir) return;
-    await removeTempDir(tempDir).catch((err) =>
+    const warn = (dir: string | undefined) => (err: unknown) =>
       settings.logFor(options.turnId).warn("cannot remove {dir}: {error}", {
-        dir: tempDir,
+        dir,
         error: String(err),
-      })
-    );
+      });
+    await removeDelivery(delivery).catch(warn(delivery?.dir));
+    if (tempDir) await removeTempDir(tempDir).catch(warn(tempDir));
   };
   let child: ReturnType<typeof spawnChild>;
   try {
-    child = spawnFor(settings, agent, { ...options, command, cwd, model });
+    // Files for the child (codex --image, gemini @path) in a directory of its own, never `cwd`.
+    delivery = await deliverAttachments(ADAPTERS[agent.runner as CliRunner], options.attachments);
+    child = spawnFor(settings, agent, { ...options, command, cwd, model, delivery });
   } catch (err) {
     await cleanUp();
     throw err;
@@ -244,5 +260,5 @@ export async function prepareCli(
     await cleanUp();
     return unstartableRun(settings, id, child.spawnError);
   }
-  return preparedChild({ settings, agent, id, cwd, child }, cleanUp);
+  return preparedChild({ settings, agent, id, cwd, child, delivery }, cleanUp);
 }

@@ -97,7 +97,12 @@ export function prepareHttp(
         onEvent: runOptions.onEvent,
       });
       if (runOptions.signal?.aborted) return recorder.fail("aborted before start", true);
-      const request = adapter.request(agent, { model: id.model, prompt, apiKey });
+      const request = adapter.request(agent, {
+        model: id.model,
+        prompt,
+        attachments: options.attachments,
+        apiKey,
+      });
       const exit = await streamCompletion({
         adapter,
         request,

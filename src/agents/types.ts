@@ -4,6 +4,7 @@
  * The council imports these; nothing here knows about councils, HTTP or protocols.
  */
 import type { AgentConfig, Price } from "../config.ts";
+import type { LabelledAttachment } from "../attachments.ts";
 
 /** What a child is asked to do; adapters may shape argv by it (e.g. no tools for a judge). */
 export type AgentRole = "child" | "synth" | "judge";
@@ -65,6 +66,11 @@ export interface RunOptions {
    * (e.g. { ANTHROPIC_API_KEY: "…" }).
    */
   hostCredentials?: Record<string, string>;
+  /**
+   * The turn's images and documents, which the prompt refers to by label ("image #1"). Each
+   * child gets them in the way it can take them; one that cannot is told what it is missing.
+   */
+  attachments?: readonly LabelledAttachment[];
 }
 
 /** Runs one agent on one prompt (prompt goes to the child's stdin). Never throws. */
@@ -75,10 +81,12 @@ export type RunAgent = (
 ) => Promise<AgentResult>;
 
 /** What shapes a child before its prompt is known: its argv, cwd and environment. */
-export type PrepareOptions = Pick<RunOptions, "role" | "cwd" | "model" | "hostCredentials"> & {
-  /** Log records of the spawn carry it. */
-  turnId?: string;
-};
+export type PrepareOptions =
+  & Pick<RunOptions, "role" | "cwd" | "model" | "hostCredentials" | "attachments">
+  & {
+    /** Log records of the spawn carry it. */
+    turnId?: string;
+  };
 
 /** What belongs to the one run of a prepared child. */
 export type PreparedRunOptions = Pick<RunOptions, "signal" | "onEvent" | "turnId">;
@@ -116,9 +124,20 @@ export type ParsedLine =
   /** A line that is not in the CLI's format (kept only as a count and a sample). */
   | { type: "invalid"; line: string };
 
+/** A turn's attachments as one CLI child receives them. */
+export interface AttachmentDelivery {
+  attachments: readonly LabelledAttachment[];
+  /** Where the attachments its adapter takes as files were written, by label. */
+  files: ReadonlyMap<string, string>;
+  /** The child's own directory holding those files (never its working directory). */
+  dir?: string;
+}
+
 export interface ArgvOptions {
   role: AgentRole;
   model: string;
+  /** Set when the turn has attachments. */
+  delivery?: AttachmentDelivery;
 }
 
 /** What a parser may know about its run (to shorten paths in activity lines). */
@@ -142,6 +161,13 @@ export interface Adapter {
    */
   stdout: "jsonl" | "text";
   argv(agent: AgentConfig, options: ArgvOptions): string[];
+  /** Which attachments this CLI reads from files (absent: none; it gets them inline or not at all). */
+  takesFile?(attachment: LabelledAttachment): boolean;
+  /**
+   * The stdin for a prompt whose turn has attachments (absent: the prompt and a note naming
+   * the attachments the child cannot see).
+   */
+  stdin?(prompt: string, delivery: AttachmentDelivery): string;
   /** Variables this CLI needs in the child's environment (before the agent's own `env`). */
   env?(context: EnvContext): Record<string, string>;
   /**

@@ -179,6 +179,14 @@ export const ConfigSchema = z.strictObject({
   telemetryMs: z.number().int().positive().default(2000),
   keepAliveMs: z.number().int().positive().default(3000),
   maxBodyBytes: z.number().int().positive().default(32 * 1024 * 1024),
+  /** Decoded bytes one image may have: Anthropic's own API refuses larger ones. */
+  maxImageBytes: z.number().int().positive().default(5 * 1024 * 1024),
+  /** Decoded bytes of all images and documents of one request together. */
+  maxAttachmentBytes: z.number().int().positive().default(20 * 1024 * 1024),
+  /** Images and documents one request may carry: Anthropic's own API takes 100. */
+  maxAttachments: z.number().int().positive().default(100),
+  /** Fetch URL image and document sources (otherwise passed on as URLs where a child takes one). */
+  fetchAttachmentUrls: z.boolean().default(false),
   judge: JudgeSchema.optional(),
   defaultAgents: z.array(AgentSchema).min(1).optional(),
   pricing: z.record(z.string(), PriceSchema).default({}),

@@ -8,6 +8,7 @@ import type { ChildPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
 import type { CallRecord } from "./records.ts";
 import type { TurnContext } from "./turn_context.ts";
+import { turnAttachments } from "./attachments.ts";
 
 export interface CallOptions {
   role: AgentRole;
@@ -45,6 +46,8 @@ export async function callAgent(
       signal: turn.signal,
       turnId: turn.request.id,
       hostCredentials: config.passApiKeys ? turn.request.hostCredentials : undefined,
+      // Children and the synthesizer see the images; the judge decides from the text alone.
+      attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
       onEvent: (event) => {
         tracker.onEvent(event);
         if (event.type === "text" && options.onText) options.onText(event.text);

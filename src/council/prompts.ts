@@ -5,6 +5,7 @@
 import type { FanOutBar } from "./plan.ts";
 import type { Proposal } from "./actions.ts";
 import type { ToolSpec, TranscriptEntry, TurnRequest } from "./types.ts";
+import { withAttachmentMarkers } from "./attachments.ts";
 
 type Conversation = Pick<TurnRequest, "system" | "transcript">;
 
@@ -46,7 +47,7 @@ export function renderConversation(conversation: Conversation): string {
   if (conversation.system.trim()) {
     parts.push(section("Instructions the assistant is operating under", conversation.system));
   }
-  const entries = conversation.transcript.map(renderEntry).join("\n\n");
+  const entries = withAttachmentMarkers(conversation.transcript).map(renderEntry).join("\n\n");
   parts.push(section("Conversation so far (oldest first)", entries || "(empty)"));
   return parts.join("\n");
 }

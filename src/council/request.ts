@@ -1,6 +1,7 @@
 /**
  * Derives a TurnRequest from protocol-free input: working directory, classified ask, session key.
  */
+import { placeholder } from "../attachments.ts";
 import type { TranscriptEntry, TurnInput, TurnRequest } from "./types.ts";
 import { recoverWorkingDirectory, type WorkspacePolicy } from "./workdir.ts";
 
@@ -47,8 +48,13 @@ function userMessageAt(
   return { start, entries: transcript.slice(start, end + 1) };
 }
 
+/** The user texts, each with its images and documents as placeholders (`[image: image/png]`). */
 function textsOf(entries: readonly TranscriptEntry[]): string[] {
-  return entries.flatMap((e) => (e.kind === "user" ? [e.text] : []));
+  return entries.flatMap((e) => {
+    if (e.kind !== "user") return [];
+    if (!e.attachments?.length) return [e.text];
+    return [[e.text, ...e.attachments.map(placeholder)].filter((t) => t !== "").join("\n")];
+  });
 }
 
 /**

@@ -4,14 +4,27 @@
  * Protocol code builds a `TurnRequest` and renders `TurnEvent`s; it knows nothing of agents.
  */
 
-/** One entry of the conversation, protocol-free. */
+import type { Attachment } from "../attachments.ts";
+
+export type { Attachment, LabelledAttachment } from "../attachments.ts";
+
+/**
+ * One entry of the conversation, protocol-free. Images and documents travel beside the text as
+ * attachments (never as text), in the order the host sent them.
+ */
 export type TranscriptEntry =
-  | { kind: "user"; text: string }
+  | { kind: "user"; text: string; attachments?: Attachment[] }
   | { kind: "assistant"; text: string }
   /** A mid-conversation system (or developer) message. */
   | { kind: "system"; text: string }
   | { kind: "tool_call"; id: string; name: string; input: unknown }
-  | { kind: "tool_result"; id: string; text: string; isError: boolean };
+  | {
+    kind: "tool_result";
+    id: string;
+    text: string;
+    isError: boolean;
+    attachments?: Attachment[];
+  };
 
 /** A tool the host declared. */
 export interface ToolSpec {

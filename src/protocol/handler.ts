@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import type { Clock } from "../clock.ts";
 import type { RunTurn } from "../council/types.ts";
 import type { WorkspacePolicy } from "../council/workdir.ts";
+import type { AttachmentPolicy } from "./attachment_policy.ts";
 
 export interface ProtocolDeps {
   runTurn: RunTurn;
@@ -16,6 +17,8 @@ export interface ProtocolDeps {
   passApiKeys: boolean;
   /** The gateway's own inbound token; never forwarded as a provider credential. */
   gatewayToken?: string;
+  /** Limits on images and documents, and whether URL sources are fetched (default: config's). */
+  attachments?: AttachmentPolicy;
   /** Where children may work (config `workspaceRoots`). */
   workspace?: WorkspacePolicy;
   clock?: Clock;

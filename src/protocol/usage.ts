@@ -3,6 +3,7 @@
  * `input_tokens` breaks Claude Code's context meter).
  */
 import type { Outcome, TurnInput, TurnUsage } from "../council/types.ts";
+import { attachmentTokens } from "./attachment_tokens.ts";
 
 /** About one token per four characters (SPEC §8); never 0 for non-empty text. */
 export function estimateTokens(text: string): number {
@@ -27,13 +28,23 @@ export function promptText(input: TurnInput): string {
   return parts.filter((part) => part.length > 0).join("\n");
 }
 
+/** Tokens of the transcript's images and documents (attachment_tokens.ts). */
+function attachmentsTokens(input: TurnInput): number {
+  let tokens = 0;
+  for (const entry of input.transcript) {
+    if (entry.kind !== "user" && entry.kind !== "tool_result") continue;
+    for (const attachment of entry.attachments ?? []) tokens += attachmentTokens(attachment);
+  }
+  return tokens;
+}
+
 /**
- * Input tokens reported to the host: the size of the host's own prompt. (The council's children
- * read more than that, but hosts use this number as their context meter.) At least 1: a zero
- * breaks Claude Code's meter.
+ * Input tokens reported to the host: the size of the host's own prompt, images and documents
+ * counted as count_tokens counts them. (The council's children read more than that, but hosts
+ * use this number as their context meter.) At least 1: a zero breaks Claude Code's meter.
  */
 export function inputTokensOf(input: TurnInput): number {
-  return Math.max(1, estimateTokens(promptText(input)));
+  return Math.max(1, estimateTokens(promptText(input)) + attachmentsTokens(input));
 }
 
 /** The outcome as the text a model would have produced. */

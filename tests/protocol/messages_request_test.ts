@@ -115,7 +115,7 @@ Deno.test("messages request: a user text after the tool round is a fresh ask", (
   assert.deepEqual(turn.transcript.at(-1), { kind: "user", text: "and the second line?" });
 });
 
-Deno.test("messages request: tool_result block content, errors and images become text", () => {
+Deno.test("messages request: tool_result text and errors; its images are attachments", () => {
   const turn = input(claudeBody([
     claudeFirstUser("look"),
     { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Read", input: {} }] },
@@ -135,12 +135,17 @@ Deno.test("messages request: tool_result block content, errors and images become
   assert.deepEqual(turn.transcript.at(-1), {
     kind: "tool_result",
     id: "t1",
-    text: "could not read\n[image: image/png]",
+    text: "could not read",
+    attachments: [{
+      kind: "image",
+      mediaType: "image/png",
+      source: { type: "base64", data: "AAAA" },
+    }],
     isError: true,
   });
 });
 
-Deno.test("messages request: images and documents in a message become short placeholders", () => {
+Deno.test("messages request: images and documents in a message are attachments, not text", () => {
   const turn = input(claudeBody([{
     role: "user",
     content: [
@@ -149,9 +154,19 @@ Deno.test("messages request: images and documents in a message become short plac
       { type: "text", text: "what is this?" },
     ],
   }]));
-  assert.deepEqual(turn.transcript, [
-    { kind: "user", text: "[image: image/jpeg]\n[document: spec.pdf]\nwhat is this?" },
-  ]);
+  assert.deepEqual(turn.transcript, [{
+    kind: "user",
+    text: "what is this?",
+    attachments: [
+      { kind: "image", mediaType: "image/jpeg", source: { type: "base64", data: "AAAA" } },
+      {
+        kind: "document",
+        mediaType: "application/pdf",
+        source: { type: "base64", data: "AAAA" },
+        name: "spec.pdf",
+      },
+    ],
+  }]);
 });
 
 Deno.test("messages request: our progress thinking block is stripped; the session key is unchanged", async () => {

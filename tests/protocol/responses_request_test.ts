@@ -172,7 +172,15 @@ Deno.test("responses request: unknown item and part types are ignored; short-for
     previous_response_id: null,
     truncation: "auto",
   });
-  assert.deepEqual(turn.transcript, [{ kind: "user", text: "look\n[image]" }]);
+  assert.deepEqual(turn.transcript, [{
+    kind: "user",
+    text: "look",
+    attachments: [{
+      kind: "image",
+      mediaType: "image/png",
+      source: { type: "base64", data: "AAAA" },
+    }],
+  }]);
   assert.equal(turn.system, "");
 });
 

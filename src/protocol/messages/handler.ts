@@ -7,6 +7,11 @@ import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../credentials.ts";
 import type { ProtocolDeps, ProtocolFactory } from "../handler.ts";
 import { newId } from "../ids.ts";
 import { describeInvalid } from "../invalid.ts";
+import {
+  applyAttachmentPolicy,
+  DEFAULT_ATTACHMENT_POLICY,
+  isRefusal,
+} from "../attachment_policy.ts";
 import { streamTurn, TURN_FAILED } from "../stream_turn.ts";
 import { collectTurn } from "../turn.ts";
 import { inputTokensOf, outputTokensOf } from "../usage.ts";
@@ -56,7 +61,16 @@ async function jsonReply(
 
 async function handle(deps: ProtocolDeps, c: Context, parsed: MessagesRequest): Promise<Response> {
   const credentials = hostCredentials(c.req.raw.headers, ANTHROPIC_CREDENTIALS, deps);
-  const input = messagesTurnInput(parsed, credentials);
+  const input = await applyAttachmentPolicy(
+    messagesTurnInput(parsed, credentials),
+    deps.attachments ?? DEFAULT_ATTACHMENT_POLICY,
+    c.req.raw.signal,
+  );
+  if (isRefusal(input)) {
+    logger.info("refused Messages request: {message}", { message: input.message });
+    const type = input.status === 413 ? "request_too_large" : "invalid_request_error";
+    return c.json(messagesError(type, input.message), input.status);
+  }
   const request = await newTurnRequest(input, deps.workspace);
   const inputTokens = inputTokensOf(input);
   logger.with({ turn: request.id }).info(

@@ -67,7 +67,11 @@ export function messagesReply(
   };
 }
 
-export type MessagesErrorType = "invalid_request_error" | "api_error" | "overloaded_error";
+export type MessagesErrorType =
+  | "invalid_request_error"
+  | "request_too_large"
+  | "api_error"
+  | "overloaded_error";
 
 /** `{type:"error", error:{type, message}}` — the envelope for HTTP errors and SSE `error`. */
 export function messagesError(type: MessagesErrorType, message: string) {

@@ -4,16 +4,13 @@
  */
 import { z } from "zod";
 import type { ToolSpec, TranscriptEntry, TurnInput } from "../../council/types.ts";
+import { placeholder } from "../../attachments.ts";
 import { isProgressMarker } from "../ids.ts";
 import { listOrString, ModelName, tolerantUnion } from "../schema.ts";
+import { EntryParts } from "../entry_parts.ts";
+import { Document, documentParts, Image, imageParts } from "./attachments.ts";
 
 const Text = z.object({ type: z.literal("text"), text: z.string() });
-const Image = z.object({
-  type: z.literal("image"),
-  source: z.looseObject({ type: z.string().optional(), media_type: z.string().optional() })
-    .optional(),
-});
-const Document = z.object({ type: z.literal("document"), title: z.string().nullish() });
 /** Content blocks: unknown types (server tool results, search results, …) are tolerated. */
 const BLOCK = "a content block";
 
@@ -76,22 +73,15 @@ export type MessagesRequest = z.infer<typeof MessagesRequestSchema>;
 /** Claude Code's attribution block: harness metadata, not prompt (and it varies per conversation). */
 const BILLING_HEADER = /^\s*x-anthropic-billing-header:/;
 
-function imagePlaceholder(block: z.infer<typeof Image>): string {
-  const type = block.source?.media_type;
-  return type ? `[image: ${type}]` : "[image]";
-}
-
-/** Text of the blocks inside a tool_result (images and documents become short placeholders). */
-function resultText(blocks: z.infer<typeof ResultBlock>[] | undefined): string {
-  const parts: string[] = [];
+/** The blocks inside a tool_result: text, and images and documents as attachments. */
+function resultParts(blocks: z.infer<typeof ResultBlock>[] | undefined): EntryParts {
+  const parts = new EntryParts();
   for (const block of blocks ?? []) {
-    if (block.type === "text") parts.push(block.text);
-    else if (block.type === "image") parts.push(imagePlaceholder(block));
-    else if (block.type === "document") {
-      parts.push(`[document${block.title ? `: ${block.title}` : ""}]`);
-    }
+    if (block.type === "text") parts.texts.push(block.text);
+    else if (block.type === "image") parts.add(imageParts(block));
+    else if (block.type === "document") parts.add(documentParts(block));
   }
-  return parts.join("\n");
+  return parts;
 }
 
 /** Our own progress thinking block, sent back by the host (SPEC §6.3). */
@@ -105,25 +95,33 @@ export function isOwnProgressBlock(block: MessageBlock): boolean {
  */
 function messageEntries(role: "user" | "assistant" | "system", blocks: MessageBlock[]) {
   const entries: TranscriptEntry[] = [];
-  let texts: string[] = [];
+  let parts = new EntryParts();
   const flush = () => {
-    if (texts.length > 0) entries.push({ kind: role, text: texts.join("\n") });
-    texts = [];
+    if (!parts.empty) {
+      // Only user messages carry images and documents; elsewhere they stay placeholders.
+      entries.push(
+        role === "user" ? { kind: role, ...parts.fields } : {
+          kind: role,
+          text: [...parts.texts, ...parts.attachments.map(placeholder)].join("\n"),
+        },
+      );
+    }
+    parts = new EntryParts();
   };
   for (const block of blocks) {
     switch (block.type) {
       case "text":
-        texts.push(block.text);
+        parts.texts.push(block.text);
         break;
       case "image":
-        texts.push(imagePlaceholder(block));
+        parts.add(imageParts(block));
         break;
       case "document":
-        texts.push(`[document${block.title ? `: ${block.title}` : ""}]`);
+        parts.add(documentParts(block));
         break;
       case "thinking":
         // Ours is narration of an earlier turn; a real model's reasoning is kept as context.
-        if (!isOwnProgressBlock(block) && block.thinking.trim()) texts.push(block.thinking);
+        if (!isOwnProgressBlock(block) && block.thinking.trim()) parts.texts.push(block.thinking);
         break;
       case "tool_use":
         flush();
@@ -139,7 +137,7 @@ function messageEntries(role: "user" | "assistant" | "system", blocks: MessageBl
         entries.push({
           kind: "tool_result",
           id: block.tool_use_id,
-          text: resultText(block.content),
+          ...resultParts(block.content).fields,
           isError: block.is_error ?? false,
         });
         break;

@@ -8,6 +8,11 @@ import { hostCredentials, OPENAI_CREDENTIALS } from "../credentials.ts";
 import type { ProtocolDeps, ProtocolFactory } from "../handler.ts";
 import { newId } from "../ids.ts";
 import { describeInvalid } from "../invalid.ts";
+import {
+  applyAttachmentPolicy,
+  DEFAULT_ATTACHMENT_POLICY,
+  isRefusal,
+} from "../attachment_policy.ts";
 import { streamTurn, TURN_FAILED } from "../stream_turn.ts";
 import { collectTurn } from "../turn.ts";
 import { inputTokensOf } from "../usage.ts";
@@ -47,7 +52,19 @@ async function jsonReply(
 
 async function handle(deps: ProtocolDeps, c: Context, parsed: ResponsesRequest): Promise<Response> {
   const credentials = hostCredentials(c.req.raw.headers, OPENAI_CREDENTIALS, deps);
-  const input = responsesTurnInput(parsed, credentials);
+  const input = await applyAttachmentPolicy(
+    responsesTurnInput(parsed, credentials),
+    deps.attachments ?? DEFAULT_ATTACHMENT_POLICY,
+    c.req.raw.signal,
+  );
+  if (isRefusal(input)) {
+    logger.info("refused Responses request: {message}", { message: input.message });
+    const code = input.status === 413 ? "request_too_large" : "invalid_value";
+    return c.json(
+      responsesError("invalid_request_error", input.message, "input", code),
+      input.status,
+    );
+  }
   const request = await newTurnRequest(input, deps.workspace);
   const inputTokens = inputTokensOf(input);
   const head: ResponseHead = {

@@ -3,17 +3,18 @@
  * translation into the council's neutral `TurnInput` (always with an empty tool list, §1.1.8).
  */
 import { z } from "zod";
+import { placeholder } from "../../attachments.ts";
 import type { TranscriptEntry, TurnInput } from "../../council/types.ts";
 import { isProgressItemId, isProgressMarker } from "../ids.ts";
+import { EntryParts } from "../entry_parts.ts";
 import { listOrString, ModelName, tolerantUnion } from "../schema.ts";
+import { FilePart, fileParts, ImagePart, imageParts } from "./attachments.ts";
 
 const TextPart = z.object({
   type: z.enum(["input_text", "output_text", "text", "summary_text"]),
   text: z.string(),
 });
 const Refusal = z.object({ type: z.literal("refusal"), refusal: z.string() });
-const ImagePart = z.object({ type: z.literal("input_image") });
-const FilePart = z.object({ type: z.literal("input_file"), filename: z.string().nullish() });
 const Part = tolerantUnion([TextPart, Refusal, ImagePart, FilePart], "a content part");
 type Part = z.infer<typeof Part>;
 
@@ -78,21 +79,27 @@ export const ResponsesRequestSchema = z.object({
 });
 export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;
 
-function partsText(parts: Part[]): string {
-  return parts.map((part) => {
+/** The text of an item's parts, with its images and files as attachments. */
+function entryParts(parts: Part[]): EntryParts {
+  const entry = new EntryParts();
+  for (const part of parts) {
     switch (part.type) {
       case "refusal":
-        return part.refusal;
+        if (part.refusal) entry.texts.push(part.refusal);
+        break;
       case "input_image":
-        return "[image]";
+        entry.add(imageParts(part));
+        break;
       case "input_file":
-        return `[file${part.filename ? `: ${part.filename}` : ""}]`;
+        entry.add(fileParts(part));
+        break;
       case "other":
-        return "";
+        break;
       default:
-        return part.text;
+        if (part.text) entry.texts.push(part.text);
     }
-  }).filter((text) => text.length > 0).join("\n");
+  }
+  return entry;
 }
 
 /** Our own progress reasoning item, sent back by the host (SPEC §6.3). */
@@ -112,10 +119,13 @@ function parseArguments(text: string): unknown {
 function itemEntry(item: Item): TranscriptEntry | undefined {
   switch (item.type) {
     case "message": {
-      const text = partsText(item.content);
+      const parts = entryParts(item.content);
+      if (parts.empty) return undefined;
+      if (item.role === "user") return { kind: "user", ...parts.fields };
       // A developer message is the Responses name for a system message.
       const kind = item.role === "developer" ? "system" : item.role;
-      return text ? { kind, text } : undefined;
+      const text = [...parts.texts, ...parts.attachments.map(placeholder)].join("\n");
+      return { kind, text };
     }
     case "function_call":
       return {
@@ -131,7 +141,7 @@ function itemEntry(item: Item): TranscriptEntry | undefined {
       return {
         kind: "tool_result",
         id: item.call_id,
-        text: partsText(item.output),
+        ...entryParts(item.output).fields,
         isError: false,
       };
     case "reasoning": {
