@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { DEFAULT_ATTACHMENT_POLICY } from "../../src/protocol/attachment_policy.ts";
 import { join } from "node:path";
 import {
   configCandidates,
@@ -51,6 +52,10 @@ Deno.test("config: defaults match DESIGN.md", async () => {
   assert.equal(config.telemetryMs, 2000);
   assert.equal(config.keepAliveMs, 3000);
   assert.equal(config.maxBodyBytes, 33554432);
+  assert.equal(config.maxImageBytes, 5242880);
+  assert.equal(config.maxAttachmentBytes, 20971520);
+  assert.equal(config.maxAttachments, 100);
+  assert.equal(config.fetchAttachmentUrls, false);
   assert.deepEqual(config.pricing, {});
   assert.equal(config.councilSize, 1);
   assert.deepEqual(config.defaultAgents, [{
@@ -345,5 +350,15 @@ Deno.test("config: parseConfigObject accepts every DESIGN.md key", () => {
     args: [],
     env: {},
     timeoutMs: 600000,
+  });
+});
+
+Deno.test("config: the protocol layer's attachment defaults are the config's", async () => {
+  const config = await loadYaml(AGENTS);
+  assert.deepEqual(DEFAULT_ATTACHMENT_POLICY, {
+    maxImageBytes: config.maxImageBytes,
+    maxAttachmentBytes: config.maxAttachmentBytes,
+    maxAttachments: config.maxAttachments,
+    fetchUrls: config.fetchAttachmentUrls,
   });
 });

@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
 import { countTokens } from "../../src/protocol/count_tokens.ts";
+import {
+  imageTokens,
+  MAX_IMAGE_TOKENS,
+  PAGE_TOKENS,
+} from "../../src/protocol/attachment_tokens.ts";
+import { pdfBase64, PNG_4X3, pngHeader, pngOfSize } from "../fixtures/images.ts";
 
 Deno.test("count_tokens: ceil(characters / 4) of a plain message", () => {
   assert.equal(countTokens({ messages: [{ role: "user", content: "abcd" }] }), 1);
@@ -54,4 +60,48 @@ Deno.test("count_tokens: odd blocks are skipped, not fatal", () => {
     countTokens({ messages: [null, 3, { content: [null, 1, { type: "image" }, "abcd"] }] }),
     1,
   );
+});
+
+const image = (data: string, mediaType = "image/png") => ({
+  type: "image",
+  source: { type: "base64", media_type: mediaType, data },
+});
+
+Deno.test("count_tokens: an image counts width × height / 750 from its header, not its base64 length", () => {
+  const small = countTokens({
+    messages: [{ role: "user", content: [image(pngHeader(300, 200))] }],
+  });
+  assert.equal(small, 80, "300 × 200 / 750");
+  // A large file of a small image counts as the small image.
+  const padded = pngOfSize(400_000).replace(/^.{44}/, pngHeader(300, 200).slice(0, 44));
+  assert.equal(countTokens({ messages: [{ role: "user", content: [image(padded)] }] }), 80);
+  // The long edge is scaled to 1568 px first, and an image counts at most 1600.
+  assert.equal(imageTokens(3136, 200), Math.ceil(1568 * 100 / 750));
+  assert.equal(imageTokens(4000, 4000), MAX_IMAGE_TOKENS);
+});
+
+Deno.test("count_tokens: images of unknown size (URL, unreadable header) count the fixed maximum", () => {
+  const url = { type: "image", source: { type: "url", url: "https://example.com/a.png" } };
+  assert.equal(countTokens({ messages: [{ role: "user", content: [url] }] }), MAX_IMAGE_TOKENS);
+  const unreadable = image(btoa("not an image at all"));
+  assert.equal(countTokens({ messages: [{ role: "user", content: [unreadable] }] }), 1600);
+});
+
+Deno.test("count_tokens: a PDF counts per page; images inside tool_result count too", () => {
+  const doc = (data: string) => ({
+    type: "document",
+    source: { type: "base64", media_type: "application/pdf", data },
+  });
+  assert.equal(
+    countTokens({ messages: [{ role: "user", content: [doc(pdfBase64(3))] }] }),
+    3 * PAGE_TOKENS,
+  );
+  const result = {
+    type: "tool_result",
+    tool_use_id: "t1",
+    content: [{ type: "text", text: "abcd" }, image(PNG_4X3)],
+  };
+  assert.equal(countTokens({ messages: [{ role: "user", content: [result] }] }), 1 + 1);
+  const text = { type: "document", source: { type: "text", data: "12345678" } };
+  assert.equal(countTokens({ messages: [{ role: "user", content: [text] }] }), 2, "text as text");
 });
