@@ -95,11 +95,11 @@ async function fetchAll(
   signal: AbortSignal,
 ): Promise<Map<Attachment, Attachment> | AttachmentRefusal> {
   const fetched = new Map<Attachment, Attachment>();
-  const timeout = AbortSignal.timeout(policy.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS);
   const labelled = labelAttachments(attachments);
   for (const [i, attachment] of attachments.entries()) {
     if (attachment.source.type !== "url") continue;
     const maxBytes = attachment.kind === "image" ? policy.maxImageBytes : policy.maxAttachmentBytes;
+    const timeout = AbortSignal.timeout(policy.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS);
     try {
       fetched.set(
         attachment,

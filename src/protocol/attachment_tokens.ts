@@ -31,6 +31,9 @@ export function pdfPages(bytes: Uint8Array): number {
   return pages > 0 ? pages : Math.max(1, Math.ceil(bytes.length / BYTES_PER_GUESSED_PAGE));
 }
 
+/** Base64 characters of an image's head searched for its size (JPEG metadata comes first). */
+const IMAGE_HEAD_CHARS = 4 * 64 * 1024;
+
 function decode(data: string): Uint8Array {
   return Buffer.from(data, "base64");
 }
@@ -39,7 +42,10 @@ function decode(data: string): Uint8Array {
 export function attachmentTokens(attachment: Attachment): number {
   const { source } = attachment;
   if (attachment.kind === "image") {
-    const size = source.type === "base64" ? imageDimensions(decode(source.data)) : undefined;
+    const head = source.type === "base64"
+      ? decode(source.data.slice(0, IMAGE_HEAD_CHARS))
+      : undefined;
+    const size = head && imageDimensions(head);
     return size ? imageTokens(size.width, size.height) : MAX_IMAGE_TOKENS;
   }
   if (source.type === "base64" && attachment.mediaType === PDF) {

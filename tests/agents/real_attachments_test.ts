@@ -69,6 +69,8 @@ Deno.test({
   async fn() {
     await using home = await tempDir("council-attach-home-");
     await Deno.mkdir(`${home.path}/.codex`);
+    await using work = await tempDir("council-attach-work-");
+    await Deno.writeTextFile(`${work.path}/page.html`, "<div style='color:red'></div>");
     await using upstream = startUpstream("The screenshot shows a red square.");
     const config = configOf(
       { port: 0, fanOutPolicy: "always" },
@@ -85,6 +87,7 @@ Deno.test({
         body: JSON.stringify({
           model: "claude-opus-5-5",
           max_tokens: 1000,
+          system: `You help with code.\n - Primary working directory: ${work.path}\n`,
           messages: [{
             role: "user",
             content: [
@@ -113,6 +116,10 @@ Deno.test({
       assert.ok(file, "codex shows the file's path");
       assert.match(file, /council-files-/);
       await assert.rejects(Deno.stat(dirname(file)), Deno.errors.NotFound);
+      const inWork = upstream.requests.filter((r) => JSON.stringify(r.body).includes(work.path));
+      assert.equal(inWork.length, upstream.requests.length, "every child ran in the working dir");
+      const left = [...Deno.readDirSync(work.path)].map((e) => e.name);
+      assert.deepEqual(left, ["page.html"], "no image bytes in the working directory");
     } finally {
       await server.shutdown();
     }
