@@ -230,3 +230,24 @@ Deno.test("attachments: the openai runner sends image_url parts; a PDF a compati
   assert.ok(text.text.startsWith(PROMPT));
   assert.match(text.text, /document #1 \(spec\.pdf \(application\/pdf\)\), which you cannot view/);
 });
+
+Deno.test("attachments: a prepared child has its files while it waits; discarded, they are gone", async () => {
+  await using scratch = await tempDir();
+  const argvFile = `${scratch.path}/argv`;
+  const script = `${scratch.path}/codex`;
+  await Deno.writeTextFile(
+    script,
+    `#!/bin/sh\nprintf '%s\\n' "$@" > ${argvFile}\ncat >/dev/null\n`,
+  );
+  await Deno.chmod(script, 0o755);
+  const agent = fakeAgent("codex", {}, { command: script });
+  const prepared = await testRunner().prepare(agent, { role: "child", attachments: ATTACHMENTS });
+  const argv = await eventually(async () => {
+    const lines = (await Deno.readTextFile(argvFile).catch(() => "")).split("\n");
+    return lines.includes("-") ? lines : undefined;
+  }, "the prepared child's argv");
+  const image = argv.find((arg) => arg.startsWith("--image="))!.slice("--image=".length);
+  assert.equal(await sha256(await Deno.readFile(image)), await sha256(PNG_4X3));
+  await prepared.discard();
+  assert.equal(await exists(dirname(image)), false, "removed with the discarded child");
+});
