@@ -170,30 +170,59 @@ function single(agents: readonly AgentConfig[], agentIndex: number, reason: stri
   };
 }
 
+/** The council's own model ids: a name for the whole council, never a model to pin a child to. */
+const COUNCIL_MODEL = /^(?:svc|claude)-council$/i;
+
+/** Whether an agent's runner serves a model's family (a codex CLI cannot run a claude model). */
+function servesFamily(agent: AgentConfig, model: string): boolean {
+  const family = modelFamily(model);
+  return family !== undefined && FAMILY_RUNNERS[family].includes(agent.runner);
+}
+
+/**
+ * SPEC §1.1.5's background rule: one child of the model's family, no directive, pinned to the
+ * model the host asked for. Housekeeping on the host's main model is pinned only when that
+ * model is one the chosen agent can run (not the council's own id).
+ */
+function backgroundPlan(
+  agents: readonly AgentConfig[],
+  request: Pick<TurnRequest, "model" | "traffic">,
+): RunPlan {
+  const agentIndex = agentIndexForModel(agents, request.model);
+  const agent = agents[agentIndex];
+  const byModel = isBackgroundModel(request.model);
+  const pinnable = isPinnableModel(request.model) && !COUNCIL_MODEL.test(request.model) &&
+    (byModel || servesFamily(agent, request.model));
+  // A model name that is not pinnable may hold anything: it is not repeated in the log.
+  const why = request.traffic?.housekeeping
+    ? `housekeeping (${request.traffic.reason})`
+    : isPinnableModel(request.model)
+    ? `background request (model ${request.model})`
+    : "background request (requested model name not pinnable)";
+  return {
+    kind: "single",
+    reason: pinnable
+      ? `${why}: one agent, pinned to ${byModel ? "that model" : request.model}`
+      : `${why}: one agent, its configured model`,
+    child: {
+      index: 0,
+      agentIndex,
+      agent,
+      label: agent.name,
+      ...(pinnable ? { model: request.model } : {}),
+      directive: false,
+    },
+  };
+}
+
 /** Decides everything that needs no model call. `defaultAgents` must not be empty. */
 export function planTurn(
-  request: Pick<TurnRequest, "model" | "continuation" | "ask">,
+  request: Pick<TurnRequest, "model" | "continuation" | "ask" | "traffic">,
   settings: PlanSettings,
 ): TurnPlan {
   const agents = settings.defaultAgents;
-  if (isBackgroundModel(request.model)) {
-    const agentIndex = agentIndexForModel(agents, request.model);
-    const agent = agents[agentIndex];
-    const pinnable = isPinnableModel(request.model);
-    return {
-      kind: "single",
-      reason: pinnable
-        ? `background request (model ${request.model}): one agent, pinned to that model`
-        : "background request (requested model name not pinnable): one agent, its configured model",
-      child: {
-        index: 0,
-        agentIndex,
-        agent,
-        label: agent.name,
-        ...(pinnable ? { model: request.model } : {}),
-        directive: false,
-      },
-    };
+  if (isBackgroundModel(request.model) || request.traffic?.housekeeping) {
+    return backgroundPlan(agents, request);
   }
   if (request.continuation && settings.fanOutScope === "first-turn") {
     return single(agents, 0, "tool-loop continuation (fanOutScope first-turn)");

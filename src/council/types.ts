@@ -34,6 +34,21 @@ export interface ToolSpec {
   inputSchema: Record<string, unknown>;
 }
 
+/**
+ * What the host says about a request beyond its prompt: its headers and body metadata,
+ * translated by the protocol layer into host-neutral facts.
+ */
+export interface HostHints {
+  /** The host's own conversation id (stays the same across a resumed conversation). */
+  sessionId?: string;
+  /** The host labelled the request: housekeeping (title, compaction, …) or a real turn. */
+  requestClass?: { housekeeping: boolean; label: string };
+  /** Top-level fields of the JSON reply the host demands (structured output), if it does. */
+  jsonReplyFields?: string[];
+  /** Tools the host declared, counted even where the council does not use them (Responses). */
+  declaredTools?: number;
+}
+
 /** What the protocol layer extracts from a request body (see `newTurnRequest`). */
 export interface TurnInput {
   /** The model name the host asked for. */
@@ -47,6 +62,8 @@ export interface TurnInput {
   continuation: boolean;
   /** Provider credentials presented by the host, forwarded only when `passApiKeys` is on. */
   hostCredentials?: Record<string, string>;
+  /** Headers and metadata of the host's request that say what kind of request it is. */
+  hints?: HostHints;
 }
 
 /** A turn as the council runs it: the input plus what is derived from it. */
@@ -59,8 +76,13 @@ export interface TurnRequest extends TurnInput {
   cwdNote?: string;
   /** The user's actual ask with harness scaffolding stripped (drives fan-out). */
   ask: string;
-  /** SHA-256 hex of system prompt + first user message. */
+  /**
+   * SHA-256 hex of the host's session id when it sent one, else of the system prompt (volatile
+   * lines normalised) + first user message.
+   */
   sessionKey: string;
+  /** Whether the request is housekeeping (title, summary, compaction, topic), and why. */
+  traffic?: { housekeeping: boolean; reason: string };
 }
 
 /** What the turn decided: one tool call for the host, or answer text. */
@@ -97,7 +119,8 @@ export type TurnEvent =
     usage: TurnUsage;
     /**
      * Set when no agent produced anything: `outcome.text` then explains which agents failed
-     * and why. Messages renders it as a normal answer; Responses as `response.failed`.
+     * and why. Both protocols render it as a normal answer (a failed response would only
+     * make Codex retry the whole council).
      */
     failed?: boolean;
   };

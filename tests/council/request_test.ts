@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
-import {
-  classifyAsk,
-  newTurnRequest,
-  sessionKeyOf,
-  stripScaffolding,
-} from "../../src/council/request.ts";
+import { classifyAsk, stripScaffolding } from "../../src/council/ask.ts";
+import { newTurnRequest } from "../../src/council/request.ts";
+import { sessionKeyOf } from "../../src/council/session_key.ts";
 import type { TranscriptEntry } from "../../src/council/types.ts";
 
 const user = (text: string): TranscriptEntry => ({ kind: "user", text });

@@ -252,7 +252,7 @@ Deno.test("fullstack: OpenAI SDK responses — create and stream, function tools
   assert.ok(final.usage && final.usage.total_tokens > 0);
 });
 
-Deno.test("fullstack: every child failing to start → response.failed naming the cause", async () => {
+Deno.test("fullstack: every child failing to start → a completed response naming the cause", async () => {
   const missing = (name: string): AgentConfig => ({
     name,
     runner: "claude",
@@ -271,7 +271,9 @@ Deno.test("fullstack: every child failing to start → response.failed naming th
   const frames = (await response.text()).split("\n").filter((l) => l.startsWith("data: "))
     .map((l) => JSON.parse(l.slice(6)));
   const last = frames.at(-1);
-  assert.equal(last.type, "response.failed");
-  assert.match(last.response.error.message, /alpha: .*not found/);
-  assert.match(last.response.error.message, /beta: .*not found/);
+  assert.equal(last.type, "response.completed");
+  const text = last.response.output.find((i: { type: string }) => i.type === "message")
+    .content[0].text;
+  assert.match(text, /alpha: .*not found/);
+  assert.match(text, /beta: .*not found/);
 });

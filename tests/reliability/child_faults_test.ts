@@ -163,11 +163,12 @@ Deno.test({
         for (const agent of ["steady", "slow", "quick"]) {
           await box.inject(agent, { modes: ["crash"], stderr: `${agent} CLI: cannot start` });
         }
+        // Responses: a completed answer explaining the failure (Codex retries a failed one).
         const failed = await turn(undefined, "responses");
         assert.equal(failed.status, 200);
-        assert.equal(failed.events.at(-1), "response.failed");
+        assert.equal(failed.events.at(-1), "response.completed");
         for (const agent of ["steady", "slow", "quick"]) {
-          assert.match(failed.failure ?? "", new RegExp(`${agent} CLI: cannot start`));
+          assert.match(failed.answer, new RegExp(`${agent} CLI: cannot start`));
         }
         const answered = await turn();
         assert.ok(answered.finished);

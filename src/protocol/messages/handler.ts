@@ -1,6 +1,7 @@
 /** POST /v1/messages: validate the body, run a council turn, answer as JSON or SSE. */
 import { getLogger } from "@logtape/logtape";
 import type { Context } from "hono";
+import { describeTraffic } from "../../council/housekeeping.ts";
 import { newTurnRequest } from "../../council/request.ts";
 import type { TurnRequest } from "../../council/types.ts";
 import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../credentials.ts";
@@ -17,6 +18,7 @@ import { collectTurn } from "../turn.ts";
 import { inputTokensOf, outputTokensOf } from "../usage.ts";
 import { messagesError, messagesReply } from "./reply.ts";
 import { type MessagesRequest, MessagesRequestSchema, messagesTurnInput } from "./request.ts";
+import { messagesHints } from "./hints.ts";
 import { MessagesStream } from "./stream.ts";
 
 const logger = getLogger(["council-gateway", "messages"]);
@@ -59,10 +61,15 @@ async function jsonReply(
   );
 }
 
-async function handle(deps: ProtocolDeps, c: Context, parsed: MessagesRequest): Promise<Response> {
+async function handle(
+  deps: ProtocolDeps,
+  c: Context,
+  parsed: MessagesRequest,
+  body: unknown,
+): Promise<Response> {
   const credentials = hostCredentials(c.req.raw.headers, ANTHROPIC_CREDENTIALS, deps);
   const input = await applyAttachmentPolicy(
-    messagesTurnInput(parsed, credentials),
+    messagesTurnInput(parsed, credentials, messagesHints(c.req.raw.headers, body)),
     deps.attachments ?? DEFAULT_ATTACHMENT_POLICY,
     c.req.raw.signal,
   );
@@ -74,12 +81,14 @@ async function handle(deps: ProtocolDeps, c: Context, parsed: MessagesRequest): 
   const request = await newTurnRequest(input, deps.workspace);
   const inputTokens = inputTokensOf(input);
   logger.with({ turn: request.id }).info(
-    "messages turn: model={model} stream={stream} tools={tools} continuation={continuation}",
+    "messages turn: model={model} stream={stream} tools={tools} continuation={continuation} " +
+      "traffic={traffic}",
     {
       model: request.model,
       stream: parsed.stream === true,
       tools: request.tools.length,
       continuation: request.continuation,
+      traffic: describeTraffic(request.traffic),
     },
   );
   return parsed.stream === true
@@ -95,7 +104,7 @@ export const createMessagesHandler: ProtocolFactory = (deps) => async (c, body) 
     return c.json(messagesError("invalid_request_error", invalid.message), 400);
   }
   try {
-    return await handle(deps, c, parsed.data);
+    return await handle(deps, c, parsed.data, body);
   } catch (error) {
     if (c.req.raw.signal.aborted) {
       // Nobody is left to read a reply, and a client hanging up is not a gateway failure.

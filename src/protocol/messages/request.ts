@@ -3,7 +3,7 @@
  * the council's neutral `TurnInput`.
  */
 import { z } from "zod";
-import type { ToolSpec, TranscriptEntry, TurnInput } from "../../council/types.ts";
+import type { HostHints, ToolSpec, TranscriptEntry, TurnInput } from "../../council/types.ts";
 import { placeholder } from "../../attachments.ts";
 import { isProgressMarker } from "../ids.ts";
 import { listOrString, ModelName, tolerantUnion } from "../schema.ts";
@@ -180,6 +180,7 @@ export function isContinuation(messages: MessagesRequest["messages"]): boolean {
 export function messagesTurnInput(
   request: MessagesRequest,
   hostCredentials?: Record<string, string>,
+  hints?: HostHints,
 ): TurnInput {
   return {
     model: request.model,
@@ -188,5 +189,6 @@ export function messagesTurnInput(
     tools: toolSpecs(request.tools),
     continuation: isContinuation(request.messages),
     ...(hostCredentials ? { hostCredentials } : {}),
+    ...(hints ? { hints } : {}),
   };
 }

@@ -2,6 +2,7 @@
 import { getLogger } from "@logtape/logtape";
 import type { Context } from "hono";
 import { systemClock } from "../../clock.ts";
+import { describeTraffic } from "../../council/housekeeping.ts";
 import { newTurnRequest } from "../../council/request.ts";
 import type { TurnRequest } from "../../council/types.ts";
 import { hostCredentials, OPENAI_CREDENTIALS } from "../credentials.ts";
@@ -26,7 +27,8 @@ import {
   responsesUsage,
 } from "./reply.ts";
 import { type ResponsesRequest, ResponsesRequestSchema, responsesTurnInput } from "./request.ts";
-import { FAILED_TURN_CODE, ResponsesStream } from "./stream.ts";
+import { responsesHints } from "./hints.ts";
+import { ResponsesStream } from "./stream.ts";
 
 const logger = getLogger(["council-gateway", "responses"]);
 
@@ -37,11 +39,9 @@ async function jsonReply(
   head: ResponseHead,
   inputTokens: number,
 ): Promise<Response> {
-  const { outcome, usage, failed } = await collectTurn(deps.runTurn, request, c.req.raw.signal);
-  if (failed) {
-    const error = { code: FAILED_TURN_CODE, message: answerText(outcome) };
-    return c.json(responseObject(head, "failed", [], null, error));
-  }
+  // A turn where no agent produced anything is a completed answer explaining why, as on the
+  // Messages side: a failed response only makes Codex retry the whole council.
+  const { outcome, usage } = await collectTurn(deps.runTurn, request, c.req.raw.signal);
   return c.json(responseObject(
     head,
     "completed",
@@ -50,10 +50,15 @@ async function jsonReply(
   ));
 }
 
-async function handle(deps: ProtocolDeps, c: Context, parsed: ResponsesRequest): Promise<Response> {
+async function handle(
+  deps: ProtocolDeps,
+  c: Context,
+  parsed: ResponsesRequest,
+  body: unknown,
+): Promise<Response> {
   const credentials = hostCredentials(c.req.raw.headers, OPENAI_CREDENTIALS, deps);
   const input = await applyAttachmentPolicy(
-    responsesTurnInput(parsed, credentials),
+    responsesTurnInput(parsed, credentials, responsesHints(c.req.raw.headers, body)),
     deps.attachments ?? DEFAULT_ATTACHMENT_POLICY,
     c.req.raw.signal,
   );
@@ -74,11 +79,15 @@ async function handle(deps: ProtocolDeps, c: Context, parsed: ResponsesRequest):
     instructions: parsed.instructions ?? null,
   };
   const log = logger.with({ turn: request.id });
-  log.info("responses turn: model={model} stream={stream} continuation={continuation}", {
-    model: request.model,
-    stream: parsed.stream === true,
-    continuation: request.continuation,
-  });
+  log.info(
+    "responses turn: model={model} stream={stream} continuation={continuation} traffic={traffic}",
+    {
+      model: request.model,
+      stream: parsed.stream === true,
+      continuation: request.continuation,
+      traffic: describeTraffic(request.traffic),
+    },
+  );
   if (parsed.stream !== true) return await jsonReply(deps, c, request, head, inputTokens);
   return streamTurn({
     runTurn: deps.runTurn,
@@ -103,7 +112,7 @@ export const createResponsesHandler: ProtocolFactory = (deps) => async (c, body)
     );
   }
   try {
-    return await handle(deps, c, parsed.data);
+    return await handle(deps, c, parsed.data, body);
   } catch (error) {
     if (c.req.raw.signal.aborted) {
       // Nobody is left to read a reply, and a client hanging up is not a gateway failure.

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { placeholder } from "../../attachments.ts";
-import type { TranscriptEntry, TurnInput } from "../../council/types.ts";
+import type { HostHints, TranscriptEntry, TurnInput } from "../../council/types.ts";
 import { isProgressItemId, isProgressMarker } from "../ids.ts";
 import { EntryParts } from "../entry_parts.ts";
 import { listOrString, ModelName, tolerantUnion } from "../schema.ts";
@@ -164,6 +164,7 @@ function itemEntry(item: Item): TranscriptEntry | undefined {
 export function responsesTurnInput(
   request: ResponsesRequest,
   hostCredentials?: Record<string, string>,
+  hints?: HostHints,
 ): TurnInput {
   const system: string[] = request.instructions ? [request.instructions] : [];
   const transcript: TranscriptEntry[] = [];
@@ -180,6 +181,7 @@ export function responsesTurnInput(
     tools: [],
     continuation: isContinuation(request.input),
     ...(hostCredentials ? { hostCredentials } : {}),
+    ...(hints ? { hints } : {}),
   };
 }
 

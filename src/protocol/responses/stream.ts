@@ -38,9 +38,6 @@ interface OpenItem {
   text: string;
 }
 
-/** `response.failed` code when no agent produced anything (Codex shows the message). */
-export const FAILED_TURN_CODE = "server_error";
-
 export class ResponsesStream implements TurnRenderer {
   #options: ResponsesStreamOptions;
   #sequence = 0;
@@ -200,11 +197,9 @@ export class ResponsesStream implements TurnRenderer {
   }
 
   #done(event: Extract<TurnEvent, { type: "done" }>): SseFrame[] {
+    // Also when no agent produced anything (`event.failed`): the explanation is a normal,
+    // completed answer. Codex retries a `response.failed` five times, each a full council.
     const text = answerText(event.outcome);
-    if (event.failed && !this.#message) {
-      // No agent produced anything: a failed response carrying the explanation (issue 6).
-      return [...this.#closeReasoning(), ...this.fail(text, FAILED_TURN_CODE)];
-    }
     const frames: SseFrame[] = [];
     const streamed = this.#message?.text ?? "";
     if (!this.#message) {
