@@ -18,10 +18,14 @@ const APPROVAL_FLAGS = ["--approval-mode", "--yolo", "-y"];
 /**
  * A parser for one run: assistant `message` content is text (deltas, or whole messages), the
  * `result` line carries the token stats and success or error. Gemini has no final answer
- * field in stream-json, so the final text is the streamed text.
+ * field in stream-json, so the final text is what it wrote after its last tool use (earlier
+ * text is narration); text after a tool use is set apart from earlier text by a blank line.
  */
 export function createGeminiParser(context: ParserContext = {}): (line: string) => ParsedLine[] {
   let lastError: string | undefined;
+  let wroteText = false;
+  let afterTool = false;
+  let sinceTool = "";
 
   return (raw) => {
     const line = parseJsonLine(raw);
@@ -31,9 +35,16 @@ export function createGeminiParser(context: ParserContext = {}): (line: string) 
       case "message": {
         if (line.role !== "assistant") return [];
         const text = stringField(line, "content") ?? "";
-        return text ? [{ type: "text", text }] : [];
+        if (!text) return [];
+        const separated = afterTool && wroteText ? `\n\n${text}` : text;
+        afterTool = false;
+        wroteText = true;
+        sinceTool += text;
+        return [{ type: "text", text: separated }];
       }
       case "tool_use":
+        afterTool = true;
+        sinceTool = "";
         return [{
           type: "activity",
           text: describeToolCall(
@@ -56,7 +67,7 @@ export function createGeminiParser(context: ParserContext = {}): (line: string) 
             outputTokens: numberField(stats, "output_tokens") ?? 0,
           });
         }
-        if (line.status === "success") out.push({ type: "final" });
+        if (line.status === "success") out.push({ type: "final", text: sinceTool });
         else {
           const message = stringField(objectField(line, "error"), "message") ?? lastError ??
             `status ${String(line.status)}`;

@@ -19,7 +19,7 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
       role: "child",
       label: child.label,
       model: child.model,
-      onText: (text) => turn.answer.write(text),
+      writesAnswer: true,
     });
     if (result.ok && (result.text.trim() || turn.answer.segment.trim())) {
       turn.answer.complete(result.text);
@@ -61,7 +61,7 @@ async function synthesize(
     const result = await callAgent(turn, agent, prompt, {
       role: "synth",
       label: `${agent.name} (synth)`,
-      onText: (text) => turn.answer.write(text),
+      writesAnswer: true,
     });
     if (result.ok && (result.text.trim() || turn.answer.segment.trim())) {
       turn.answer.complete(result.text);
@@ -70,7 +70,7 @@ async function synthesize(
     if (turn.signal.aborted) return turn.cancelled();
     failures.push({ label: agent.name, reason: failureReason(result) });
     const next = synthesizers[k + 1];
-    if (turn.answer.segment && next) {
+    if (turn.answer.sent && next) {
       turn.answer.write(
         `\n\n---\n(${agent.name} stopped while writing this answer; ${next.name} writes it ` +
           `again below.)\n\n`,

@@ -1,8 +1,8 @@
 /**
  * Agent calls of a turn: one metered, narrated, recorded call, and the children run in parallel.
  */
-import type { AgentConfig } from "../config.ts";
-import type { AgentResult, AgentRole } from "../agents/types.ts";
+import { type AgentConfig, isHttpRunner } from "../config.ts";
+import type { AgentEvent, AgentResult, AgentRole } from "../agents/types.ts";
 import { type Failure, failureReason } from "./notices.ts";
 import type { ChildPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
@@ -14,8 +14,11 @@ export interface CallOptions {
   role: AgentRole;
   label: string;
   model?: string;
-  /** Receives the call's text deltas (the answer stream); such text never goes to progress. */
-  onText?: (text: string) => void;
+  /**
+   * The call writes the answer: its text goes to the answer channel, held back while it may be
+   * narration before a tool use (which then goes to progress); never to the interleaved log.
+   */
+  writesAnswer?: boolean;
 }
 
 /** One child's reply, with the plan that produced it. */
@@ -35,7 +38,7 @@ export async function callAgent(
   turn.meter.called();
   const tracker = turn.narrator.track(
     options.label,
-    options.onText === undefined && options.role !== "judge",
+    !options.writesAnswer && options.role !== "judge",
   );
   let result: AgentResult;
   try {
@@ -50,7 +53,7 @@ export async function callAgent(
       attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
       onEvent: (event) => {
         tracker.onEvent(event);
-        if (event.type === "text" && options.onText) options.onText(event.text);
+        if (options.writesAnswer) toAnswer(turn, agent, options.label, event);
       },
     });
   } catch (err) {
@@ -81,6 +84,25 @@ export async function callAgent(
     });
   }
   return result;
+}
+
+/**
+ * Agent CLIs use tools of their own and narrate before them; model APIs and plain commands
+ * report no tool use, so their text is the answer from its first token.
+ */
+function usesTools(agent: AgentConfig): boolean {
+  return !isHttpRunner(agent.runner) && agent.runner !== "command";
+}
+
+/** An answer-writing call's text, and its tool uses that turn earlier text into narration. */
+function toAnswer(turn: TurnContext, agent: AgentConfig, label: string, event: AgentEvent): void {
+  if (event.type === "text") {
+    if (usesTools(agent)) turn.answer.stream(event.text);
+    else turn.answer.write(event.text);
+  } else if (event.type === "activity") {
+    const narration = turn.answer.toolUsed();
+    if (narration) turn.progress(`${label}: ${narration}`, "info");
+  }
 }
 
 /** Runs every child at once and waits for all of them. */

@@ -131,9 +131,10 @@ export class TurnContext {
 
   /** The answer's first delta is next: close progress with the recap so far. */
   #beginAnswer(): void {
-    // The progress channel closes now, while the answering call still runs: its cost is not
-    // known yet, so this recap says "so far" (the log's closing recap has the final figures).
-    const recap = `${this.recap()} so far · writing the answer`;
+    // The progress channel closes now. While the answering call still runs its cost is not
+    // known yet, so the recap says "so far" (the log's closing recap has the final figures).
+    const sofar = this.narrator.waitingOn().length > 0 ? " so far" : "";
+    const recap = `${this.recap()}${sofar} · writing the answer`;
     this.emit({ type: "progress", text: recap });
     this.answerStarted = true;
   }

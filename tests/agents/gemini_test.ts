@@ -50,8 +50,23 @@ Deno.test("gemini parser: assistant deltas are text, tool_use is activity, resul
     { type: "text", text: "The file " },
     { type: "text", text: "says hi." },
     { type: "usage", inputTokens: 60, outputTokens: 10 },
-    { type: "final" },
+    { type: "final", text: "The file says hi." },
   ]);
+});
+
+Deno.test("gemini parser: narration before a tool use is not the final answer, and is set apart", () => {
+  const parsed = parseAll([
+    { type: "message", ...ts, role: "assistant", content: "I will read ", delta: true },
+    { type: "message", ...ts, role: "assistant", content: "the notes first.", delta: true },
+    { type: "tool_use", ...ts, tool_name: "read_file", tool_id: "r1", parameters: {} },
+    { type: "tool_result", ...ts, tool_id: "r1", status: "success", output: "" },
+    { type: "message", ...ts, role: "assistant", content: "The notes ", delta: true },
+    { type: "message", ...ts, role: "assistant", content: "say hi.", delta: true },
+    { type: "result", ...ts, status: "success", stats },
+  ]);
+  const texts = parsed.flatMap((p) => (p.type === "text" ? [p.text] : []));
+  assert.equal(texts.join(""), "I will read the notes first.\n\nThe notes say hi.");
+  assert.deepEqual(parsed.at(-1), { type: "final", text: "The notes say hi." });
 });
 
 Deno.test("gemini parser: an error result is a final error; warnings are ignored", () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
 import { createCouncil } from "../../src/council/turn.ts";
+import { NARRATION_HOLD_CHARS } from "../../src/council/answer.ts";
 import { EXHAUSTIVENESS_DIRECTIVE } from "../../src/council/prompts.ts";
 import {
   byAgent,
@@ -11,6 +12,11 @@ import {
   testRequest,
   TurnWatcher,
 } from "./helpers.ts";
+
+/** An answer long enough to stream live (shorter text is held: it may be narration). */
+const LONG = "The final answer walks through each step in turn. ".repeat(
+  Math.ceil(NARRATION_HOLD_CHARS / 40),
+);
 
 const CANDIDATES = {
   "claude:child": { text: "ALPHA answer" },
@@ -91,20 +97,20 @@ Deno.test("answer turn: synthesizer text streams live; recap closes progress bef
     byAgent({
       ...CANDIDATES,
       "claude:synth": {
-        early: ["The ", "final "],
-        deltas: ["answer"],
-        text: "The final answer",
+        early: [LONG, "and so "],
+        deltas: ["on."],
+        text: `${LONG}and so on.`,
         gate: release.promise,
       },
     }),
   );
   const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
-  await watcher.until((e) => e.type === "answer_delta" && e.text === "final ");
+  await watcher.until((e) => e.type === "answer_delta" && e.text === "and so ");
   assert.ok(!watcher.events.some((e) => e.type === "done"), "deltas arrive while synth runs");
   release.open();
   const log = await watcher.finished;
-  assert.equal(log.deltas.join(""), "The final answer");
-  assert.deepEqual(log.outcome, { kind: "answer", text: "The final answer" });
+  assert.equal(log.deltas.join(""), `${LONG}and so on.`);
+  assert.deepEqual(log.outcome, { kind: "answer", text: `${LONG}and so on.` });
   const firstDelta = log.events.findIndex((e) => e.type === "answer_delta");
   const beforeDelta = log.events[firstDelta - 1];
   assert.equal(beforeDelta.type, "progress");
@@ -122,16 +128,19 @@ Deno.test("answer turn: a lone child's text is the answer, streamed live", async
   const release = gate();
   const { runTurn, fake } = council(
     { fanOutPolicy: "never" },
-    byAgent({ claude: { early: ["Hel"], deltas: ["lo"], text: "Hello", gate: release.promise } }),
+    byAgent({
+      claude: { early: [LONG], deltas: ["Done."], text: `${LONG}Done.`, gate: release.promise },
+    }),
   );
   const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
   await watcher.until((e) => e.type === "answer_delta");
+  assert.ok(!watcher.events.some((e) => e.type === "done"), "the answer streams while it runs");
   release.open();
   const log = await watcher.finished;
   assert.equal(fake.calls.length, 1);
   assert.equal(fake.calls[0].role, "child");
-  assert.deepEqual(log.deltas, ["Hel", "lo"]);
-  assert.deepEqual(log.outcome, { kind: "answer", text: "Hello" });
+  assert.deepEqual(log.deltas, [LONG, "Done."]);
+  assert.deepEqual(log.outcome, { kind: "answer", text: `${LONG}Done.` });
   assert.ok(
     log.progress.some((l) => l.startsWith("consulting one agent: claude — fanOutPolicy never")),
   );
@@ -173,14 +182,14 @@ Deno.test("answer turn: a synthesizer failing mid-stream is followed by a full f
     {},
     byAgent({
       ...CANDIDATES,
-      "claude:synth": { deltas: ["partial"], text: "partial", ok: false, error: "claude: killed" },
+      "claude:synth": { deltas: [LONG], text: LONG, ok: false, error: "claude: killed" },
       "codex:synth": { text: "complete answer" },
     }),
   );
   const log = await collect(runTurn(testRequest(), new AbortController().signal));
   const text = log.deltas.join("");
   assert.equal(log.outcome.kind === "answer" && log.outcome.text, text);
-  assert.ok(text.startsWith("partial"));
+  assert.ok(text.startsWith(LONG));
   assert.ok(text.endsWith("complete answer"));
   assert.ok(text.includes("codex writes it again"));
 });
@@ -374,4 +383,26 @@ Deno.test("cancellation: an already-aborted signal runs no agents to completion"
   const log = await collect(runTurn(testRequest(), controller.signal));
   assert.equal(fake.active, 0);
   assert.match(log.outcome.kind === "answer" ? log.outcome.text : "", /cancelled/);
+});
+
+Deno.test("answer turn: a synthesizer's narration before its tool use goes to progress, not the answer", async () => {
+  const { runTurn } = council(
+    {},
+    byAgent({
+      ...CANDIDATES,
+      "claude:synth": {
+        early: ["Let me check the candidates against the code."],
+        activities: ["Read src/parser.ts"],
+        deltas: ["\n\nThe parser ", "drops empty rows."],
+        text: "The parser drops empty rows.",
+      },
+    }),
+  );
+  const log = await collect(runTurn(testRequest(), new AbortController().signal));
+  assert.deepEqual(log.outcome, { kind: "answer", text: "The parser drops empty rows." });
+  assert.equal(log.deltas.join(""), "The parser drops empty rows.");
+  assert.ok(
+    log.progress.includes("claude (synth): Let me check the candidates against the code."),
+    log.progress.join("\n"),
+  );
 });

@@ -144,8 +144,10 @@ Deno.test("progress: the decision, each finish line and the recap, in order", as
   assert.ok(p.includes("codex: failed after 0.5s — codex: exit 1: boom"));
   assert.ok(p.includes("gemini: done in 3.0s · 100 in / 50 out · ~$0.1000"));
   assert.ok(p.includes("claude synthesizes 2 anonymised candidates"));
+  // The synthesizer's short answer is held until it ends (it could have been narration before
+  // a tool use), so the recap that closes progress already has every call's cost.
   assert.equal(
     p.at(-1),
-    "council: 3 agents (claude, codex, gemini) · 0.0s · 4 calls · $0.1200 so far · writing the answer",
+    "council: 3 agents (claude, codex, gemini) · 0.0s · 4 calls · $0.1300 · writing the answer",
   );
 });
