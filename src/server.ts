@@ -5,6 +5,7 @@
 import { type Context, Hono } from "hono";
 import type { Logger } from "@logtape/logtape";
 import { bindPolicyProblem, createTokenCheck } from "./auth.ts";
+import { whenBodyEnds } from "./body_end.ts";
 import { type Clock, systemClock, type TimerId } from "./clock.ts";
 import { type Config, ConfigError, isHttpRunner } from "./config.ts";
 import { moduleLogger } from "./log.ts";
@@ -153,16 +154,22 @@ export function createApp(deps: AppDeps): Hono {
     const started = performance.now();
     await next();
     const status = c.res.status;
-    const fields = {
-      method: c.req.method,
-      path: c.req.path,
-      status,
-      ms: Math.round(performance.now() - started),
+    const line = () => {
+      const fields = {
+        method: c.req.method,
+        path: c.req.path,
+        status,
+        ms: Math.round(performance.now() - started),
+      };
+      if (status >= 500) log.error("{method} {path} {status} {ms}ms", fields);
+      else if (status >= 400 || COUNCIL_PATHS.has(c.req.path)) {
+        log.info("{method} {path} {status} {ms}ms", fields);
+      } else log.debug("{method} {path} {status} {ms}ms", fields);
     };
-    if (status >= 500) log.error("{method} {path} {status} {ms}ms", fields);
-    else if (status >= 400 || COUNCIL_PATHS.has(c.req.path)) {
-      log.info("{method} {path} {status} {ms}ms", fields);
-    } else log.debug("{method} {path} {status} {ms}ms", fields);
+    // A streamed turn is logged when its stream ends, with the turn's real duration.
+    const streamed = c.res.headers.get("content-type")?.startsWith("text/event-stream");
+    if (streamed) c.res = whenBodyEnds(c.res, line);
+    else line();
   });
 
   app.use("*", requireKnownHost(ownHosts, refuse), requireLoopbackOrigin(refuse));

@@ -38,6 +38,8 @@ export class RunOutput {
   final?: { text?: string; error?: string };
   invalidLines = 0;
   lastInvalid?: string;
+  /** Tool uses and other actions reported (evidence the model was reached). */
+  activities = 0;
 
   constructor(readonly maxTextChars: number) {}
 
@@ -79,14 +81,22 @@ function runningCounters(output: RunOutput, promptChars: number) {
   };
 }
 
-/** Final usage: reported numbers when the CLI gave them, otherwise estimates (chars/4). */
+/**
+ * Final usage: reported numbers when the CLI gave them, otherwise estimates (chars/4). A failed
+ * run that shows no sign of reaching a model (no text, no tool use, no tokens, e.g. a refused
+ * API key) costs nothing: the prompt is not billed by estimate.
+ */
 function settleUsage(
   output: RunOutput,
   promptChars: number,
   model: string,
   prices: Readonly<PriceTable>,
+  ok: boolean,
 ): AgentUsage {
   const tokensReported = (output.reportedInput ?? 0) > 0 || (output.reportedOutput ?? 0) > 0;
+  const reachedModel = ok || tokensReported || output.seenChars > 0 || output.activities > 0 ||
+    (output.reportedCost ?? 0) > 0;
+  if (!reachedModel) return { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: true };
   const inputTokens = tokensReported
     ? output.reportedInput ?? 0
     : output.producedOutput
@@ -178,6 +188,7 @@ export class RunRecorder {
           break;
         }
         case "activity":
+          output.activities++;
           this.emit({ type: "activity", agent, text: item.text });
           break;
         case "usage":
@@ -220,7 +231,7 @@ export class RunRecorder {
       timedOut: end.timedOut,
       aborted: end.aborted,
       durationMs: clock.now() - this.startedAt,
-      usage: settleUsage(output, promptChars, id.model, prices),
+      usage: settleUsage(output, promptChars, id.model, prices, reason === undefined),
       ...(output.truncated || end.droppedLines > 0 ? { truncated: true } : {}),
     };
     return this.#settled(result);

@@ -74,15 +74,8 @@ export async function callAgent(
   };
   turn.calls.push(call);
   turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
+  // The narrator's finish line is the call's one log line (at warn when it failed).
   tracker.finished(result);
-  if (!result.ok && !result.aborted) {
-    turn.log.warn("{label} failed: {error}", {
-      label: options.label,
-      error: result.error ?? "(no message)",
-      exitCode: result.exitCode,
-      timedOut: result.timedOut,
-    });
-  }
   return result;
 }
 

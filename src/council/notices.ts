@@ -3,7 +3,7 @@
  * total failure, cancellation, no agents.
  */
 import type { AgentResult } from "../agents/types.ts";
-import { formatUsd } from "./progress.ts";
+import { errorOf, formatUsd } from "./progress.ts";
 import { oneLine } from "../text.ts";
 import type { SessionCap } from "./session.ts";
 
@@ -66,7 +66,8 @@ export const NO_AGENTS_NOTICE = "The council gateway has no agents configured an
 
 /** Why a call gave nothing usable, in one line. */
 export function failureReason(result: AgentResult): string {
-  if (result.error) return result.error;
+  const error = errorOf(result);
+  if (error) return error;
   if (result.timedOut) return "timed out";
   if (result.ok) return "returned an empty reply";
   return `exited with code ${result.exitCode ?? "unknown"}`;

@@ -6,7 +6,7 @@ import type { Clock, TimerId } from "../clock.ts";
 import type { AgentEvent, AgentResult } from "../agents/types.ts";
 import { oneLine } from "../text.ts";
 
-export type LineLevel = "info" | "debug";
+export type LineLevel = "warn" | "info" | "debug";
 /** Where narrated lines go (the turn decides whether they still reach the progress channel). */
 export type EmitLine = (line: string, level: LineLevel) => void;
 
@@ -41,12 +41,26 @@ export function heartbeatLine(elapsedMs: number, waitingOn: readonly string[]): 
   return `still working — ${wholeSeconds(elapsedMs)} elapsed${waiting}`;
 }
 
+/**
+ * A failed call's error without the agent name the runner puts in front of it (the line that
+ * shows it already starts with the call's label).
+ */
+export function errorOf(result: Pick<AgentResult, "agent" | "error">): string | undefined {
+  const error = result.error;
+  if (error === undefined) return undefined;
+  const prefix = `${result.agent}: `;
+  return error.startsWith(prefix) && error.length > prefix.length
+    ? error.slice(prefix.length)
+    : error;
+}
+
 /** A call's closing line: duration, tokens and cost, or its error. */
 export function finishLine(label: string, result: AgentResult): string {
   const took = tenthSeconds(result.durationMs);
   if (result.aborted) return `${label}: cancelled after ${took}`;
   if (!result.ok) {
-    const why = result.error ? oneLine(result.error) : "failed without an error message";
+    const error = errorOf(result);
+    const why = error ? oneLine(error) : "failed without an error message";
     return `${label}: failed after ${took} — ${why}`;
   }
   const { inputTokens, outputTokens, costUsd, estimated } = result.usage;
@@ -175,7 +189,11 @@ export class Narrator {
         if (!call.running) return;
         call.running = false;
         if (call.interleave) this.#flush(call);
-        emit(finishLine(call.label, event.result), "info");
+        // A failure is logged here, once, at warn (the turn does not log it again).
+        emit(
+          finishLine(call.label, event.result),
+          event.result.ok || event.result.aborted ? "info" : "warn",
+        );
         break;
     }
   }

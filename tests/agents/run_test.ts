@@ -260,6 +260,32 @@ Deno.test("run: a zero cost with zero tokens (truncated stream) is estimated ins
   assert.equal(result.usage.estimated, true);
 });
 
+Deno.test("run: a call that never reached a model (an API error, zero usage, no text) costs nothing", async () => {
+  // Claude Code's shape when the API refuses the key: an is_error result, zero usage and cost.
+  const agent = fakeAgent("claude", {
+    modes: ["error"],
+    reply: "",
+    errorText: "API Error: 401 invalid x-api-key",
+    costUsd: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+  });
+  const result = await testRunner()(agent, "p".repeat(40_000), { role: "child", model: "opus" });
+  assert.equal(result.ok, false);
+  assert.deepEqual(result.usage, { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: false });
+  // The same failure after the model wrote something is still billed by estimate.
+  const partial = fakeAgent("claude", {
+    modes: ["error"],
+    reply: "half an answer",
+    costUsd: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+  });
+  const billed = await testRunner()(partial, "p".repeat(40_000), { role: "child", model: "opus" });
+  assert.equal(billed.ok, false);
+  assert.ok(billed.usage.costUsd > 0);
+});
+
 Deno.test("run: a command agent without a command fails clearly; throwing handlers are survived", async () => {
   const result = await testRunner()(
     { name: "mine", runner: "command", model: "m", args: [], env: {}, timeoutMs: 1000 },

@@ -187,9 +187,10 @@ Deno.test("action turn: no valid proposal and no prose → an answer listing eve
   const log = await done;
   assert.equal(log.outcome.kind, "answer");
   const text = log.outcome.kind === "answer" ? log.outcome.text : "";
-  assert.match(text, /claude: claude: exit 1: auth/);
+  assert.match(text, /- claude: exit 1: auth/);
+  assert.doesNotMatch(text, /claude: claude:/, "the agent is named once");
   assert.match(text, /codex: proposal dropped: unknown tool "Nope"/);
-  assert.match(text, /gemini: gemini: timed out/);
+  assert.match(text, /- gemini: timed out/);
 });
 
 Deno.test("action turn: prose from a child that ignored the format is the last resort", async () => {

@@ -258,9 +258,9 @@ Deno.test("answer turn: every child failed → a normal answer naming each failu
   assert.equal(fake.calls.filter((c) => c.role === "synth").length, 0);
   assert.equal(log.outcome.kind, "answer");
   const text = log.outcome.kind === "answer" ? log.outcome.text : "";
-  assert.match(text, /- claude: claude: exit 1: not logged in/);
-  assert.match(text, /- codex: codex: exit 127: command not found/);
-  assert.match(text, /- gemini: gemini: Error: runner exploded/);
+  assert.match(text, /- claude: exit 1: not logged in/);
+  assert.match(text, /- codex: exit 127: command not found/);
+  assert.match(text, /- gemini: Error: runner exploded/);
   // Not streamed as answer text: the turn is flagged failed so Responses can say so.
   assert.deepEqual(log.deltas, []);
   assert.equal(log.failed, true);

@@ -52,7 +52,12 @@ Deno.test("progress formats: finish lines carry duration, usage and cost, or the
   assert.equal(finishLine("codex", base), "codex: done in 12.3s · 1.2k in / 80 out · ~$0.0123");
   assert.equal(
     finishLine("codex", { ...base, ok: false, error: "codex: exit 1\nstack", exitCode: 1 }),
-    "codex: failed after 12.3s — codex: exit 1 stack",
+    "codex: failed after 12.3s — exit 1 stack",
+  );
+  // Only the runner's own prefix (the agent's name) is dropped.
+  assert.equal(
+    finishLine("codex#2", { ...base, ok: false, error: "spawn failed: codex: not found" }),
+    "codex#2: failed after 12.3s — spawn failed: codex: not found",
   );
   assert.equal(
     finishLine("codex", { ...base, ok: false, aborted: true }),
@@ -141,7 +146,7 @@ Deno.test("progress: the decision, each finish line and the recap, in order", as
   const p = log.progress;
   assert.equal(p[0], "consulting 3 agents: claude, codex, gemini — fanOutPolicy always");
   assert.ok(p.includes("claude: done in 2.0s · 100 in / 50 out · $0.0100"));
-  assert.ok(p.includes("codex: failed after 0.5s — codex: exit 1: boom"));
+  assert.ok(p.includes("codex: failed after 0.5s — exit 1: boom"), "the agent is named once");
   assert.ok(p.includes("gemini: done in 3.0s · 100 in / 50 out · ~$0.1000"));
   assert.ok(p.includes("claude synthesizes 2 anonymised candidates"));
   // The synthesizer's short answer is held until it ends (it could have been narration before

@@ -319,6 +319,42 @@ Deno.test("server: access log lines never contain the presented token or query",
   }
 });
 
+Deno.test("server: a streamed reply's access line is written when its stream ends (the turn's real duration)", async () => {
+  const open = Promise.withResolvers<void>();
+  const streaming: ProtocolHandler = () => {
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode("event: ping\ndata: {}\n\n"));
+        await open.promise;
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  };
+  const a = app(testConfig(), { m: streaming, r: streaming });
+  const lines: string[] = [];
+  setupLogging({ level: "debug", json: true, secrets: [], write: (l) => lines.push(l) });
+  try {
+    const res = await a.request("/v1/messages", post("{}"));
+    const reader = res.body!.getReader();
+    await reader.read();
+    assert.deepEqual(lines, [], "no access line while the stream is still open");
+    open.resolve();
+    while (!(await reader.read()).done) { /* drain */ }
+    assert.equal(lines.length, 1, "one line once the stream ended");
+    // A client that leaves mid-stream ends the request too.
+    const gone = await a.request("/v1/responses", post("{}"));
+    await gone.body!.cancel();
+  } finally {
+    resetSync();
+  }
+  const records = lines.map((l) => JSON.parse(l));
+  assert.deepEqual(records.map((r) => [r.method, r.path, r.status]), [
+    ["POST", "/v1/messages", 200],
+    ["POST", "/v1/responses", 200],
+  ]);
+});
+
 Deno.test("server: selfOriginsFor covers the loopback names and a wildcard bind", () => {
   assert.deepEqual(selfOriginsFor("127.0.0.1", 5), [
     "http://127.0.0.1:5",
