@@ -8,8 +8,13 @@ import { urlHost } from "../origins.ts";
 export const CODEX_ENV_KEY = "COUNCIL_GATEWAY_TOKEN";
 /** The provider id in Codex's config.toml. */
 export const CODEX_PROVIDER_ID = "council";
-/** The model pinned for Codex: other ids change Codex's request shape (docs/clients.md). */
+/** The model pinned for Codex (any id works; the gateway accepts every request shape). */
 export const CODEX_MODEL = "gpt-5.5";
+/**
+ * The model Codex 0.169 offers to switch to on start ("Try new model"). Recording the offer as
+ * seen under `[notice.model_migrations]` keeps `model` as configured.
+ */
+export const CODEX_OFFERED_MODEL = "gpt-6-sol";
 /**
  * Sent when auth is off: the gateway ignores it, but the hosts need a non-empty credential
  * (Codex refuses an empty `env_key`; Claude Code would otherwise ask for a login).
@@ -51,7 +56,13 @@ export function claudeExports(config: ConnectConfig): string {
   } else {
     lines.push("# Auth is off and passApiKeys is on: your own Anthropic credentials are used.");
   }
-  lines.push("export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1");
+  lines.push(
+    "export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+    "# Label each request (main, subagent, title, compaction…) so housekeeping runs one agent.",
+    "export CLAUDE_CODE_GATEWAY_HINT_HEADERS=1",
+    "# Ask the gateway for its models: the council appears in /model as claude-council.",
+    "export CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1",
+  );
   return lines.join("\n") + "\n";
 }
 
@@ -65,6 +76,7 @@ export function codexToml(config: ConnectConfig): string {
   return [
     `# Codex CLI -> council-gateway: add to $CODEX_HOME/config.toml (default ~/.codex/config.toml).`,
     `# The two top-level keys must come before any [table] in that file.`,
+    `# Any model id works with the gateway; \`model\` is only what Codex asks for.`,
     `model = ${tomlString(CODEX_MODEL)}`,
     `model_provider = ${tomlString(CODEX_PROVIDER_ID)}`,
     ``,
@@ -73,6 +85,12 @@ export function codexToml(config: ConnectConfig): string {
     `base_url = ${tomlString(`${origin}/v1`)}`,
     `wire_api = "responses"`,
     `env_key = ${tomlString(CODEX_ENV_KEY)}`,
+    ``,
+    `# Keeps the model pinned: Codex offers a newer model on start and, if accepted, rewrites`,
+    `# \`model\` above. This marks the offer as seen (or answer "Use existing model"; \`codex -m ID\``,
+    `# pins one run). Leave it out if your file already has a [notice.model_migrations] table.`,
+    `[notice.model_migrations]`,
+    `${tomlString(CODEX_MODEL)} = ${tomlString(CODEX_OFFERED_MODEL)}`,
   ].join("\n") + "\n";
 }
 

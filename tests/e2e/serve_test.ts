@@ -149,6 +149,7 @@ Deno.test("e2e serve: port 0, startup line, auth, endpoints, envelopes, SIGTERM 
       assert.equal(models.status, 200);
       assert.deepEqual(models.body.data.map((m: { id: string }) => m.id), [
         "svc-council",
+        "claude-council",
         "m-echo",
         "gpt-5.5",
       ]);

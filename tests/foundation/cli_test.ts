@@ -141,6 +141,9 @@ Deno.test("cli: connect claude prints exports for the configured address and tok
     "export ANTHROPIC_BASE_URL=http://127.0.0.1:7100",
     `export ANTHROPIC_AUTH_TOKEN=${TOKEN}`,
     "export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+    // Request-class hint headers (housekeeping) and the model list (the council in /model).
+    "export CLAUDE_CODE_GATEWAY_HINT_HEADERS=1",
+    "export CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1",
   ]);
   // Every other line is a comment: the whole output can be eval'ed.
   assert.ok(
@@ -179,7 +182,11 @@ Deno.test("cli: connect codex prints a config.toml provider block and the token 
     'base_url = "http://127.0.0.1:7200/v1"',
     'wire_api = "responses"',
     'env_key = "COUNCIL_GATEWAY_TOKEN"',
+    // Codex's offer to switch models, marked as seen: `model` stays pinned.
+    "[notice.model_migrations]",
+    '"gpt-5.5" = "gpt-6-sol"',
   ]);
+  assert.match(run.stdout, /Any model id works/);
   run = await cli(["connect", "codex", "--env"], { SVC_GATEWAY_TOKEN: TOKEN });
   assert.equal(run.stdout, `export COUNCIL_GATEWAY_TOKEN=${TOKEN}\n`);
   // Auth off: Codex still needs a non-empty value.

@@ -185,7 +185,7 @@ Deno.test("server: count_tokens estimates, and answers 0 for a body that fails t
   }
 });
 
-Deno.test("server: GET /v1/models lists svc-council and the agents' models", async () => {
+Deno.test("server: GET /v1/models lists the council (svc-council, claude-council) and the agents' models", async () => {
   const config = loadConfig({
     env: envOf({ PATH: "" }),
     cwd: "/nonexistent-dir-for-tests",
@@ -197,10 +197,15 @@ Deno.test("server: GET /v1/models lists svc-council and the agents' models", asy
       { name: "claude", runner: "claude" as const, model: "opus", args: [], env: {}, timeoutMs: 1 },
     ],
   };
-  const res = await app(withAgents).request("/v1/models");
+  // Claude Code asks with `?limit=1000` (and a 3 s time-out): the same whole list.
+  const res = await app(withAgents).request("/v1/models?limit=1000");
   assert.equal(res.status, 200);
   const body = await res.json();
-  assert.deepEqual(body.data.map((m: { id: string }) => m.id), ["svc-council", "opus"]);
+  assert.deepEqual(body.data.map((m: { id: string }) => m.id), [
+    "svc-council",
+    "claude-council",
+    "opus",
+  ]);
   assert.equal(body.data[0].created_at, "2026-01-01T00:00:00.000Z");
   assert.equal(body.has_more, false);
   assert.equal(body.first_id, "svc-council");
