@@ -12,6 +12,7 @@ import {
   unwrapShell,
 } from "./activity.ts";
 import { oneLine } from "../text.ts";
+import { codexProviderIsGateway } from "./codex_config.ts";
 import { hasFlag } from "./flags.ts";
 import { basename } from "node:path";
 import { describeAttachment } from "../attachments.ts";
@@ -118,7 +119,7 @@ export function createCodexParser(context: ParserContext = {}): (line: string) =
 export const codexAdapter: Adapter = {
   defaultCommand: "codex",
   stdout: "jsonl",
-  argv(agent, { model, delivery }) {
+  argv(agent, { model, delivery, providerIsGateway }) {
     const args = ["exec", "--json", "--skip-git-repo-check", "--model", model];
     // `--image=FILE` one at a time: `--image` takes several values and would swallow the "-".
     for (const { attachment, path } of delivery ? inFiles(delivery) : []) {
@@ -128,10 +129,13 @@ export const codexAdapter: Adapter = {
     if (!hasFlag(agent.args, SANDBOX_FLAGS)) {
       args.push("--sandbox", "workspace-write");
     }
-    // A user who followed `connect codex` has `model_provider = "council"` (this gateway) in
-    // ~/.codex/config.toml, which a child would read too: pin the vendor's own provider unless
-    // the agent's args choose one (e.g. -c model_provider=azure).
-    if (!agent.args.some((arg) => /(^|\.)model_provider=/.test(arg))) {
+    // Children are one-shot: no session files in the user's ~/.codex/sessions.
+    if (!hasFlag(agent.args, ["--ephemeral"])) args.push("--ephemeral");
+    // A user who followed `connect codex` has this gateway as the default provider in
+    // ~/.codex/config.toml, which a child would read too: then, and only then, send the child
+    // to the vendor's own provider, unless the agent's args choose one (-c model_provider=…).
+    // Any other provider the user configured is kept.
+    if (providerIsGateway && !agent.args.some((arg) => /(^|\.)model_provider=/.test(arg))) {
       args.push("-c", 'model_provider="openai"');
     }
     // "-" = read the prompt from stdin (codex starts only at end of input).
@@ -155,4 +159,5 @@ export const codexAdapter: Adapter = {
     );
   },
   createParser: createCodexParser,
+  userProvider: codexProviderIsGateway,
 };

@@ -14,6 +14,8 @@ import { hasFlag } from "./flags.ts";
 import { inFiles, notInFiles, unseenNote, withNotes } from "./attachment_notes.ts";
 
 const APPROVAL_FLAGS = ["--approval-mode", "--yolo", "-y"];
+/** What gemini writes per run under ~/.gemini: chats and logs, per-project history, projects. */
+export const GEMINI_HISTORY = ["tmp", "history", "projects.json"];
 
 /**
  * A parser for one run: assistant `message` content is text (deltas, or whole messages), the
@@ -106,4 +108,7 @@ export const geminiAdapter: Adapter = {
     );
   },
   createParser: createGeminiParser,
+  // Gemini records every chat under ~/.gemini/tmp (and projects beside it) with no switch to
+  // turn that off: each child gets a throwaway home that still has the user's login.
+  stateHome: { variable: "GEMINI_CLI_HOME", dir: ".gemini", unlinked: GEMINI_HISTORY },
 };

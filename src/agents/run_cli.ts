@@ -25,6 +25,7 @@ import {
 } from "./run_output.ts";
 import { oneLine } from "../text.ts";
 import { deliverAttachments, removeDelivery, stdinFor } from "./attachment_files.ts";
+import { type ThrowawayHome, throwawayHome } from "./state_home.ts";
 
 /** What every CLI run of one runner shares. */
 export interface CliSettings extends RecorderSettings {
@@ -36,6 +37,8 @@ export interface CliSettings extends RecorderSettings {
   withheld: string[];
   /** The gateway's environment, scrubbed. */
   scrubbedEnv(): Record<string, string>;
+  /** This gateway's own origins (a CLI's own config may point back at them). */
+  selfOrigins(): string[];
   groupSpawn(): GroupSpawn;
   groups?: GroupRegistry;
 }
@@ -147,19 +150,21 @@ async function attend(
   return recorder.finish(exit, reason);
 }
 
-/** The child of one run: its environment and argv from the adapter, spawned in `cwd`. */
-function spawnFor(
+/** A child's environment and what it needs besides (a throwaway home, its own provider). */
+interface ChildSetup {
+  env: Record<string, string>;
+  /** The user's default provider for this CLI is this gateway (read from the CLI's config). */
+  providerIsGateway?: boolean;
+  /** Where a CLI that records history keeps it for this run (removed with the run). */
+  stateHome?: ThrowawayHome;
+}
+
+/** The child's environment: scrubbed, then the adapter's, the host's and the agent's variables. */
+async function childSetup(
   settings: CliSettings,
   agent: AgentConfig,
-  options: PrepareOptions & {
-    command: string;
-    cwd: string;
-    model: string;
-    delivery?: AttachmentDelivery;
-  },
-): ReturnType<typeof spawnChild> {
-  const { command, cwd } = options;
-  const log = settings.logFor(options.turnId);
+  options: PrepareOptions,
+): Promise<ChildSetup> {
   const adapter = ADAPTERS[agent.runner as CliRunner];
   const env = childEnvFrom(settings.scrubbedEnv(), {
     passApiKeys: settings.passApiKeys,
@@ -168,10 +173,33 @@ function spawnFor(
     hostCredentials: options.hostCredentials,
     agentEnv: agent.env,
   });
+  const providerIsGateway = await adapter.userProvider?.(env, settings.selfOrigins());
+  if (!adapter.stateHome) return { env, providerIsGateway };
+  const stateHome = await throwawayHome(adapter.stateHome, env);
+  env[adapter.stateHome.variable] = stateHome.path;
+  return { env, providerIsGateway, stateHome };
+}
+
+/** The child of one run: argv from the adapter, spawned in `cwd` with its setup's env. */
+function spawnFor(
+  settings: CliSettings,
+  agent: AgentConfig,
+  options: PrepareOptions & {
+    command: string;
+    cwd: string;
+    model: string;
+    delivery?: AttachmentDelivery;
+    setup: ChildSetup;
+  },
+): ReturnType<typeof spawnChild> {
+  const { command, cwd, setup: { env } } = options;
+  const log = settings.logFor(options.turnId);
+  const adapter = ADAPTERS[agent.runner as CliRunner];
   const args = adapter.argv(agent, {
     role: options.role,
     model: options.model,
     delivery: options.delivery,
+    providerIsGateway: options.setup.providerIsGateway,
   });
   log.debug("{agent}: spawning {command} {args} in {cwd}", {
     agent: agent.name,
@@ -238,12 +266,14 @@ export async function prepareCli(
   const tempDir = options.cwd ? undefined : await Deno.makeTempDir({ prefix: "council-child-" });
   const cwd = options.cwd ?? tempDir!;
   let delivery: AttachmentDelivery | undefined;
+  let setup: ChildSetup | undefined;
   const cleanUp = async () => {
     const warn = (dir: string | undefined) => (err: unknown) =>
       settings.logFor(options.turnId).warn("cannot remove {dir}: {error}", {
         dir,
         error: String(err),
       });
+    await setup?.stateHome?.remove();
     await removeDelivery(delivery).catch(warn(delivery?.dir));
     if (tempDir) await removeTempDir(tempDir).catch(warn(tempDir));
   };
@@ -251,7 +281,8 @@ export async function prepareCli(
   try {
     // Files for the child (codex --image, gemini @path) in a directory of its own, never `cwd`.
     delivery = await deliverAttachments(ADAPTERS[agent.runner as CliRunner], options.attachments);
-    child = spawnFor(settings, agent, { ...options, command, cwd, model, delivery });
+    setup = await childSetup(settings, agent, options);
+    child = spawnFor(settings, agent, { ...options, command, cwd, model, delivery, setup });
   } catch (err) {
     await cleanUp();
     throw err;

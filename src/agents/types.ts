@@ -5,6 +5,7 @@
  */
 import type { AgentConfig, Price } from "../config.ts";
 import type { LabelledAttachment } from "../attachments.ts";
+import type { StateHomeSpec } from "./state_home.ts";
 
 /** What a child is asked to do; adapters may shape argv by it (e.g. no tools for a judge). */
 export type AgentRole = "child" | "synth" | "judge";
@@ -138,6 +139,8 @@ export interface ArgvOptions {
   model: string;
   /** Set when the turn has attachments. */
   delivery?: AttachmentDelivery;
+  /** The user's own default provider for this CLI is this gateway (see `Adapter.userProvider`). */
+  providerIsGateway?: boolean;
 }
 
 /** What a parser may know about its run (to shorten paths in activity lines). */
@@ -170,6 +173,18 @@ export interface Adapter {
   stdin?(prompt: string, delivery: AttachmentDelivery): string;
   /** Variables this CLI needs in the child's environment (before the agent's own `env`). */
   env?(context: EnvContext): Record<string, string>;
+  /**
+   * For a CLI whose history cannot be switched off: each run gets a throwaway home that links
+   * the user's own files (login, settings) but not where the CLI records history.
+   */
+  stateHome?: StateHomeSpec;
+  /**
+   * Tells (by reading the CLI's own config) whether the user's default provider for it is this
+   * gateway; `argv` then gets `providerIsGateway` and sends the child elsewhere.
+   */
+  userProvider?(env: Readonly<Record<string, string>>, selfOrigins: readonly string[]): Promise<
+    boolean
+  >;
   /**
    * Parses one stdout line (or text chunk). Stateful CLIs (deltas vs final text) get a fresh
    * parser per run, so this is a factory.

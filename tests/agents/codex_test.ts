@@ -101,7 +101,7 @@ const agent = (args: string[] = []): AgentConfig => ({
   timeoutMs: 1000,
 });
 
-Deno.test("codex argv: exec --json, model, workspace sandbox, prompt from stdin last", () => {
+Deno.test("codex argv: exec --json, model, workspace sandbox, no session files, prompt from stdin last", () => {
   const argv = codexAdapter.argv(agent(["-c", "x=1"]), { role: "child", model: "gpt-5.5" });
   assert.deepEqual(argv, [
     "exec",
@@ -111,21 +111,29 @@ Deno.test("codex argv: exec --json, model, workspace sandbox, prompt from stdin 
     "gpt-5.5",
     "--sandbox",
     "workspace-write",
-    "-c",
-    'model_provider="openai"',
+    "--ephemeral",
     "-c",
     "x=1",
     "-",
   ]);
 });
 
-Deno.test("codex argv: the vendor provider is pinned unless the agent's args choose one", () => {
+Deno.test("codex argv: the vendor provider is forced only when the user's default provider is the gateway", () => {
   // `connect codex` makes this gateway the user's default provider; a child must not use it.
-  const pinned = codexAdapter.argv(agent([]), { role: "child", model: "m" });
+  const pinned = codexAdapter.argv(agent([]), {
+    role: "child",
+    model: "m",
+    providerIsGateway: true,
+  });
   assert.equal(pinned[pinned.indexOf('model_provider="openai"') - 1], "-c");
+  // Any other provider the user configured (Azure, a local server) is left alone.
+  const users = codexAdapter.argv(agent([]), { role: "child", model: "m" });
+  assert.ok(!users.some((a) => a.includes("model_provider")), users.join(" "));
+  // The agent's own choice wins either way.
   const own = codexAdapter.argv(agent(["-c", "model_provider=azure"]), {
     role: "child",
     model: "m",
+    providerIsGateway: true,
   });
   assert.ok(!own.includes('model_provider="openai"'));
   assert.equal(own.filter((a) => a.includes("model_provider=")).length, 1);

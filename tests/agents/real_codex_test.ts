@@ -89,3 +89,98 @@ Deno.test({
     }
   },
 });
+
+async function sessionFiles(codexHome: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.isDirectory) await walk(`${dir}/${entry.name}`);
+      else found.push(`${dir}/${entry.name}`);
+    }
+  };
+  await walk(`${codexHome}/sessions`).catch(() => {});
+  return found;
+}
+
+/** A user's ~/.codex/config.toml whose default provider is `url`. */
+function userConfig(url: string): string {
+  return [
+    'model_provider = "mine"',
+    "[analytics]",
+    "enabled = false",
+    "[model_providers.mine]",
+    'name = "My provider"',
+    `base_url = "${url}"`,
+    'wire_api = "responses"',
+    'env_key = "MY_PROVIDER_KEY"',
+  ].join("\n") + "\n";
+}
+
+function userCodex(home: string, env: Record<string, string> = {}, args: string[] = []) {
+  return {
+    name: "codex",
+    runner: "codex" as const,
+    model: "gpt-5.5",
+    command: codex.path,
+    args,
+    env: { HOME: home, CODEX_HOME: `${home}/.codex`, MY_PROVIDER_KEY: "my-key", ...env },
+    timeoutMs: 120_000,
+  };
+}
+
+Deno.test({
+  name: "real codex: a child keeps the user's own provider and leaves no session files",
+  ignore: !codex.path,
+  async fn() {
+    await using home = await tempDir("council-codex-home-");
+    await Deno.mkdir(`${home.path}/.codex`);
+    const stub = startStub("Answer from the user's provider");
+    try {
+      await Deno.writeTextFile(`${home.path}/.codex/config.toml`, userConfig(stub.url));
+      const result = await testRunner({
+        baseEnv: cleanBaseEnv(),
+        killGraceMs: 1000,
+        selfOrigins: () => ["http://127.0.0.1:1"],
+      })(userCodex(home.path), "Say hello.", { role: "child" });
+      assert.equal(result.ok, true, result.error);
+      assert.equal(result.text, "Answer from the user's provider");
+      assert.equal(stub.seen[0].authorization, "Bearer my-key");
+      assert.deepEqual(await sessionFiles(`${home.path}/.codex`), [], "--ephemeral");
+    } finally {
+      await stub.server.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name: "real codex: when the user's default provider is the gateway, the child goes to OpenAI's",
+  ignore: !codex.path,
+  async fn() {
+    await using home = await tempDir("council-codex-home-");
+    await Deno.mkdir(`${home.path}/.codex`);
+    const gateway = startStub("the gateway must not be asked");
+    const vendor = startStub("Answer from the vendor");
+    try {
+      await Deno.writeTextFile(`${home.path}/.codex/config.toml`, userConfig(gateway.url));
+      const result = await testRunner({
+        baseEnv: cleanBaseEnv(),
+        killGraceMs: 1000,
+        selfOrigins: () => [new URL(gateway.url).origin],
+      })(
+        // openai_base_url stands in for api.openai.com (no model API is reachable here).
+        userCodex(home.path, { OPENAI_API_KEY: "vendor-key" }, [
+          "-c",
+          `openai_base_url="${vendor.url}"`,
+        ]),
+        "Say hello.",
+        { role: "child" },
+      );
+      assert.equal(result.ok, true, result.error);
+      assert.equal(result.text, "Answer from the vendor");
+      assert.equal(gateway.seen.length, 0, "no request came back to the gateway");
+    } finally {
+      await gateway.server.shutdown();
+      await vendor.server.shutdown();
+    }
+  },
+});

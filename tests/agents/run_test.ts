@@ -272,7 +272,7 @@ Deno.test("run: a call that never reached a model (an API error, zero usage, no 
   });
   const result = await testRunner()(agent, "p".repeat(40_000), { role: "child", model: "opus" });
   assert.equal(result.ok, false);
-  assert.deepEqual(result.usage, { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: false });
+  assert.deepEqual(result.usage, { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: true });
   // The same failure after the model wrote something is still billed by estimate.
   const partial = fakeAgent("claude", {
     modes: ["error"],
