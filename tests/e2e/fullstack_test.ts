@@ -118,18 +118,15 @@ Deno.test("fullstack: Anthropic SDK stream — tool turn gives the exact tool_us
   assert.match(thinking, /council: 3 agents/);
 });
 
-Deno.test("fullstack: progress off → the answer is block 0, streamed live before the synthesizer exits", async () => {
+Deno.test("fullstack: progress off → the answer is block 0, a long answer streamed live before the synthesizer exits", async () => {
   const dir = await Deno.makeTempDir();
   const log = `${dir}/fakes.log`;
+  // Long enough to stream live: an agent's shorter text is held (it may be narration).
+  const reply = "one two three four five six seven eight nine ten ".repeat(10);
   await using server = gateway(configWith(
     threeFakes(log, {
       claude: {
-        rules: [{
-          match: SYNTH,
-          reply: "one two three four five six",
-          chunkDelayMs: 150,
-          chunkChars: 4,
-        }],
+        rules: [{ match: SYNTH, reply, chunkDelayMs: 300, chunkChars: reply.length - 10 }],
       },
     }),
     { streamProgress: false },
@@ -154,7 +151,7 @@ Deno.test("fullstack: progress off → the answer is block 0, streamed live befo
   assert.ok(isAlive(synth.pid), "the first text_delta arrived while the synthesizer ran");
   const final = await stream.finalMessage();
   assert.deepEqual(final.content.map((b) => b.type), ["text"]);
-  assert.equal((final.content[0] as { text: string }).text, "one two three four five six");
+  assert.equal((final.content[0] as { text: string }).text, reply);
 });
 
 Deno.test("fullstack: pings keep a silent stream alive while the synthesizer thinks", async () => {
