@@ -10,11 +10,17 @@ import {
   stringField,
 } from "./activity.ts";
 import { oneLine } from "../text.ts";
-import { hasFlag } from "./flags.ts";
+import { type FlagSpec, hasFlag, withoutFlags } from "./flags.ts";
 import { anthropicBlocks } from "./anthropic_blocks.ts";
 
 /** Flags that already choose a permission mode; then ours is not added. */
 const PERMISSION_FLAGS = ["--dangerously-skip-permissions", "--permission-mode"];
+/** What a read-only run removes from the agent's args, so plan mode cannot be undone. */
+const WRITE_ENABLING_FLAGS: FlagSpec[] = [
+  { flag: "--dangerously-skip-permissions", takesValue: false },
+  { flag: "--allow-dangerously-skip-permissions", takesValue: false },
+  { flag: "--permission-mode", takesValue: true },
+];
 
 /** Input tokens of an Anthropic usage object, cache reads and writes included. */
 function inputTokensOf(usage: Record<string, unknown>): number {
@@ -166,7 +172,7 @@ export function createClaudeParser(context: ParserContext = {}): (line: string) 
 export const claudeAdapter: Adapter = {
   defaultCommand: "claude",
   stdout: "jsonl",
-  argv(agent, { role, model, delivery }) {
+  argv(agent, { role, model, delivery, access }) {
     const args = [
       "-p",
       "--output-format",
@@ -180,10 +186,16 @@ export const claudeAdapter: Adapter = {
     ];
     // Images and documents go in as content blocks of a stream-json user message (stdin).
     if (delivery) args.push("--input-format", "stream-json");
-    if (!hasFlag(agent.args, PERMISSION_FLAGS)) args.push("--dangerously-skip-permissions");
+    // Read-only is plan mode: it refuses Write/Edit and shell writes, while Read, Grep and
+    // read-only commands still run.
+    const own = access === "read-only"
+      ? withoutFlags(agent.args, WRITE_ENABLING_FLAGS)
+      : agent.args;
+    if (access === "read-only") args.push("--permission-mode", "plan");
+    else if (!hasFlag(own, PERMISSION_FLAGS)) args.push("--dangerously-skip-permissions");
     // The fan-out judge only answers a yes/no question: no tools, so it stays fast and cheap.
-    if (role === "judge" && !hasFlag(agent.args, ["--tools"])) args.push("--tools", "");
-    return [...args, ...agent.args];
+    if (role === "judge" && !hasFlag(own, ["--tools"])) args.push("--tools", "");
+    return [...args, ...own];
   },
   stdin: (prompt, { attachments }) =>
     JSON.stringify({

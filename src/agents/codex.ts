@@ -13,7 +13,7 @@ import {
 } from "./activity.ts";
 import { oneLine } from "../text.ts";
 import { codexProviderIsGateway } from "./codex_config.ts";
-import { hasFlag } from "./flags.ts";
+import { type FlagSpec, hasFlag, withoutFlags } from "./flags.ts";
 import { basename } from "node:path";
 import { describeAttachment } from "../attachments.ts";
 import { inFiles, notInFiles, unseenNote, withNotes } from "./attachment_notes.ts";
@@ -25,6 +25,15 @@ const SANDBOX_FLAGS = [
   "--dangerously-bypass-approvals-and-sandbox",
   "--yolo",
   "--full-auto",
+];
+
+/** What a read-only run removes from the agent's args before adding `--sandbox read-only`. */
+const WRITE_ENABLING_FLAGS: FlagSpec[] = [
+  { flag: "--sandbox", takesValue: true },
+  { flag: "-s", takesValue: true },
+  { flag: "--dangerously-bypass-approvals-and-sandbox", takesValue: false },
+  { flag: "--yolo", takesValue: false },
+  { flag: "--full-auto", takesValue: false },
 ];
 
 const CHANGE_VERBS: Record<string, string> = { add: "Write", delete: "Delete", update: "Edit" };
@@ -119,27 +128,30 @@ export function createCodexParser(context: ParserContext = {}): (line: string) =
 export const codexAdapter: Adapter = {
   defaultCommand: "codex",
   stdout: "jsonl",
-  argv(agent, { model, delivery, providerIsGateway }) {
+  argv(agent, { model, delivery, providerIsGateway, access }) {
     const args = ["exec", "--json", "--skip-git-repo-check", "--model", model];
     // `--image=FILE` one at a time: `--image` takes several values and would swallow the "-".
     for (const { attachment, path } of delivery ? inFiles(delivery) : []) {
       if (attachment.kind === "image") args.push(`--image=${path}`);
     }
-    // Full-auto as the spec asks, inside codex's own workspace sandbox; args may tighten it.
-    if (!hasFlag(agent.args, SANDBOX_FLAGS)) {
-      args.push("--sandbox", "workspace-write");
-    }
+    const own = access === "read-only"
+      ? withoutFlags(agent.args, WRITE_ENABLING_FLAGS)
+      : agent.args;
+    // Read-only: codex's read-only sandbox (commands run, writes fail). Otherwise full-auto as
+    // the spec asks, inside codex's own workspace sandbox; args may tighten it.
+    if (access === "read-only") args.push("--sandbox", "read-only");
+    else if (!hasFlag(own, SANDBOX_FLAGS)) args.push("--sandbox", "workspace-write");
     // Children are one-shot: no session files in the user's ~/.codex/sessions.
-    if (!hasFlag(agent.args, ["--ephemeral"])) args.push("--ephemeral");
+    if (!hasFlag(own, ["--ephemeral"])) args.push("--ephemeral");
     // A user who followed `connect codex` has this gateway as the default provider in
     // ~/.codex/config.toml, which a child would read too: then, and only then, send the child
     // to the vendor's own provider, unless the agent's args choose one (-c model_provider=…).
     // Any other provider the user configured is kept.
-    if (providerIsGateway && !agent.args.some((arg) => /(^|\.)model_provider=/.test(arg))) {
+    if (providerIsGateway && !own.some((arg) => /(^|\.)model_provider=/.test(arg))) {
       args.push("-c", 'model_provider="openai"');
     }
     // "-" = read the prompt from stdin (codex starts only at end of input).
-    return [...args, ...agent.args, "-"];
+    return [...args, ...own, "-"];
   },
   // Images go with --image; a PDF is a file it can read with its own tools.
   takesFile: () => true,

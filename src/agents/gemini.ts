@@ -10,10 +10,16 @@ import {
   stringField,
 } from "./activity.ts";
 import { oneLine } from "../text.ts";
-import { hasFlag } from "./flags.ts";
+import { type FlagSpec, hasFlag, withoutFlags } from "./flags.ts";
 import { inFiles, notInFiles, unseenNote, withNotes } from "./attachment_notes.ts";
 
 const APPROVAL_FLAGS = ["--approval-mode", "--yolo", "-y"];
+/** What a read-only run removes from the agent's args before adding its own approval mode. */
+const WRITE_ENABLING_FLAGS: FlagSpec[] = [
+  { flag: "--approval-mode", takesValue: true },
+  { flag: "--yolo", takesValue: false },
+  { flag: "-y", takesValue: false },
+];
 /** What gemini writes per run under ~/.gemini: chats and logs, per-project history, projects. */
 export const GEMINI_HISTORY = ["tmp", "history", "projects.json"];
 
@@ -86,14 +92,20 @@ export function createGeminiParser(context: ParserContext = {}): (line: string) 
 export const geminiAdapter: Adapter = {
   defaultCommand: "gemini",
   stdout: "jsonl",
-  argv(agent, { model, delivery }) {
+  argv(agent, { model, delivery, access }) {
     const args = ["--output-format", "stream-json", "--model", model];
     // Its @file references read only inside the workspace: the attachments' dir joins it.
     if (delivery?.dir) args.push("--include-directories", delivery.dir);
-    if (!hasFlag(agent.args, APPROVAL_FLAGS)) args.push("--approval-mode", "yolo");
+    const own = access === "read-only"
+      ? withoutFlags(agent.args, WRITE_ENABLING_FLAGS)
+      : agent.args;
+    // Read-only: headless `default` approval registers no write or shell tool at all (`plan`
+    // would still offer write_file, confined to its plans folder).
+    if (access === "read-only") args.push("--approval-mode", "default");
+    else if (!hasFlag(own, APPROVAL_FLAGS)) args.push("--approval-mode", "yolo");
     // Children often run in a fresh temp dir, which gemini would refuse as untrusted (exit 55).
-    if (!hasFlag(agent.args, ["--skip-trust"])) args.push("--skip-trust");
-    return [...args, ...agent.args];
+    if (!hasFlag(own, ["--skip-trust"])) args.push("--skip-trust");
+    return [...args, ...own];
   },
   // Images and PDFs, read through `@path` references in the prompt (its read_many_files).
   takesFile: () => true,

@@ -200,6 +200,7 @@ function spawnFor(
     model: options.model,
     delivery: options.delivery,
     providerIsGateway: options.setup.providerIsGateway,
+    access: options.access,
   });
   log.debug("{agent}: spawning {command} {args} in {cwd}", {
     agent: agent.name,

@@ -3,9 +3,11 @@
  *
  * The council imports these; nothing here knows about councils, HTTP or protocols.
  */
-import type { AgentConfig, Price } from "../config.ts";
+import type { AgentConfig, ChildAccess, Price } from "../config.ts";
 import type { LabelledAttachment } from "../attachments.ts";
 import type { StateHomeSpec } from "./state_home.ts";
+
+export type { ChildAccess };
 
 /** What a child is asked to do; adapters may shape argv by it (e.g. no tools for a judge). */
 export type AgentRole = "child" | "synth" | "judge";
@@ -56,6 +58,12 @@ export interface RunOptions {
   role: AgentRole;
   /** Directory to run in; when absent a fresh empty temp directory is made and removed. */
   cwd?: string;
+  /**
+   * What the child may do there, mapped by each adapter to its CLI's own mode (read-only:
+   * claude's plan mode, codex's read-only sandbox, gemini's default approval). Absent:
+   * `workspace-write`, the spec's full-auto.
+   */
+  access?: ChildAccess;
   /** Overrides the agent's configured model (background pinning, cheap judge). */
   model?: string;
   signal?: AbortSignal;
@@ -83,7 +91,7 @@ export type RunAgent = (
 
 /** What shapes a child before its prompt is known: its argv, cwd and environment. */
 export type PrepareOptions =
-  & Pick<RunOptions, "role" | "cwd" | "model" | "hostCredentials" | "attachments">
+  & Pick<RunOptions, "role" | "cwd" | "access" | "model" | "hostCredentials" | "attachments">
   & {
     /** Log records of the spawn carry it. */
     turnId?: string;
@@ -141,6 +149,8 @@ export interface ArgvOptions {
   delivery?: AttachmentDelivery;
   /** The user's own default provider for this CLI is this gateway (see `Adapter.userProvider`). */
   providerIsGateway?: boolean;
+  /** Absent: `workspace-write`. */
+  access?: ChildAccess;
 }
 
 /** What a parser may know about its run (to shorten paths in activity lines). */

@@ -20,6 +20,11 @@ export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 export const FAN_OUT_POLICIES = ["always", "auto", "necessary", "never"] as const;
 export const FAN_OUT_SCOPES = ["first-turn", "every-turn"] as const;
 export const PROGRESS_DETAILS = ["telemetry", "interleaved"] as const;
+/** What children may do to the workspace: look only, or also write (full-auto). */
+export const CHILD_ACCESS = ["read-only", "workspace-write"] as const;
+export type ChildAccess = (typeof CHILD_ACCESS)[number];
+/** Where fanned-out children that may write work: own copies, or all in the real workspace. */
+export const ISOLATION_MODES = ["worktree", "shared"] as const;
 
 export const DEFAULT_TIMEOUT_MS = 600_000;
 
@@ -173,6 +178,10 @@ export const ConfigSchema = z.strictObject({
   allowedHosts: z.array(z.string().min(1)).default([]),
   /** Children work only in directories under these roots (empty: anywhere but system dirs). */
   workspaceRoots: z.array(z.string().min(1)).default([]),
+  /** What children and the synthesizer may do on action turns (the host runs the tool). */
+  childAccess: z.enum(CHILD_ACCESS).default("read-only"),
+  /** Fanned-out answer turns: each child in its own worktree or copy, or all in the real cwd. */
+  isolation: z.enum(ISOLATION_MODES).default("worktree"),
   councilSize: z.number().int().positive().optional(),
   passApiKeys: z.boolean().default(false),
   heartbeatMs: z.number().int().positive().default(5000),

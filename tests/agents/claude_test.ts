@@ -233,3 +233,20 @@ Deno.test("claude env: IS_SANDBOX=1 only when running as root", () => {
   assert.deepEqual(claudeAdapter.env?.({ isRoot: true }), { IS_SANDBOX: "1" });
   assert.deepEqual(claudeAdapter.env?.({ isRoot: false }), {});
 });
+
+Deno.test("claude argv: read-only access is plan mode, whatever permission args the agent has", () => {
+  const argv = claudeAdapter.argv(
+    agent(["--dangerously-skip-permissions", "--permission-mode=acceptEdits", "--max-turns", "5"]),
+    { role: "child", model: "opus", access: "read-only" },
+  );
+  assert.deepEqual(argv.filter((a) => a.includes("permission")), ["--permission-mode"]);
+  assert.equal(argv[argv.indexOf("--permission-mode") + 1], "plan");
+  assert.deepEqual(argv.slice(-2), ["--max-turns", "5"], "other args are kept");
+  const writable = claudeAdapter.argv(agent(), {
+    role: "child",
+    model: "opus",
+    access: "workspace-write",
+  });
+  assert.ok(writable.includes("--dangerously-skip-permissions"));
+  assert.ok(!writable.includes("--permission-mode"));
+});

@@ -148,3 +148,33 @@ Deno.test("codex argv: a configured sandbox is not doubled", () => {
   assert.equal(argv[argv.indexOf("--sandbox") + 1], "read-only");
   assert.equal(argv.at(-1), "-");
 });
+
+Deno.test("codex argv: read-only access is the read-only sandbox, whatever the agent's args say", () => {
+  for (
+    const args of [
+      ["--sandbox", "danger-full-access"],
+      ["-s", "workspace-write"],
+      ["--sandbox=workspace-write"],
+      ["--dangerously-bypass-approvals-and-sandbox"],
+      ["--full-auto"],
+      [],
+    ]
+  ) {
+    const argv = codexAdapter.argv(agent([...args, "-c", "x=1"]), {
+      role: "child",
+      model: "m",
+      access: "read-only",
+    });
+    const sandbox = argv.flatMap((a, i) =>
+      /sandbox|^-s$|full-auto/.test(a) ? [a, argv[i + 1]] : []
+    );
+    assert.deepEqual(sandbox, ["--sandbox", "read-only"], args.join(" "));
+    assert.deepEqual(argv.slice(-3), ["-c", "x=1", "-"]);
+  }
+  const writable = codexAdapter.argv(agent([]), {
+    role: "child",
+    model: "m",
+    access: "workspace-write",
+  });
+  assert.equal(writable[writable.indexOf("--sandbox") + 1], "workspace-write");
+});

@@ -119,3 +119,20 @@ Deno.test("gemini argv: stream-json, model, yolo approval, skip-trust", () => {
   assert.equal(tightened.filter((a) => a === "--approval-mode").length, 1);
   assert.deepEqual(tightened.slice(-2), ["--approval-mode", "default"]);
 });
+
+Deno.test("gemini argv: read-only access is the default approval mode, whatever the args say", () => {
+  const agent: AgentConfig = {
+    name: "gemini",
+    runner: "gemini",
+    model: "gemini-2.5-pro",
+    args: ["--yolo", "--approval-mode=auto_edit", "-y", "--approval-mode", "yolo", "--debug"],
+    env: {},
+    timeoutMs: 1,
+  };
+  const argv = geminiAdapter.argv(agent, { role: "child", model: "m", access: "read-only" });
+  assert.deepEqual(argv.filter((a) => /approval|yolo|^-y$/.test(a)), ["--approval-mode"]);
+  assert.equal(argv[argv.indexOf("--approval-mode") + 1], "default");
+  assert.equal(argv.at(-1), "--debug");
+  const writable = geminiAdapter.argv({ ...agent, args: [] }, { role: "child", model: "m" });
+  assert.equal(writable[writable.indexOf("--approval-mode") + 1], "yolo");
+});

@@ -1,0 +1,142 @@
+/**
+ * Read-only access with the REAL claude, codex and gemini CLIs: a local model stub tells each
+ * to write a file (its own write tool, then a shell redirect) and to read one. Nothing may be
+ * written, and the read file's content must reach the model. Each test is skipped, with a
+ * visible reason, when its CLI is not installed (see real_claude_test.ts for where they live).
+ */
+import assert from "node:assert/strict";
+import type { AgentConfig } from "../../src/config.ts";
+import { cleanBaseEnv, findTestCli, tempDir, testRunner } from "./support.ts";
+import { startStub, type Stub, type StubHandler } from "./http_stub.ts";
+import {
+  anthropicWriter,
+  geminiWriter,
+  modelSawReadable,
+  responsesWriter,
+  type WriteAttempt,
+  writeAttempt,
+} from "./write_attempt_stubs.ts";
+
+const claude = findTestCli("claude", /Claude Code/);
+const claudeOld = findTestCli("claude", /Claude Code/, "claude-2.1.197");
+const codex = findTestCli("codex", /codex-cli/);
+const gemini = findTestCli("gemini", /\d+\.\d+/);
+for (const [name, cli] of Object.entries({ claude, claudeOld, codex, gemini })) {
+  if (!cli.path) console.log(`real_readonly_test: ${name} skipped: ${cli.reason}`);
+}
+
+type AgentFor = (command: string, stub: Stub, home: string) => AgentConfig;
+
+const claudeAgent: AgentFor = (command, stub, home) => ({
+  name: "claude",
+  runner: "claude",
+  model: "opus",
+  command,
+  // Full-auto in the agent's own args: read-only access must still win.
+  args: ["--dangerously-skip-permissions"],
+  env: {
+    HOME: home,
+    ANTHROPIC_BASE_URL: stub.origin,
+    ANTHROPIC_API_KEY: "test-key",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    DISABLE_AUTOUPDATER: "1",
+    CLAUDE_CODE_MAX_RETRIES: "0",
+  },
+  timeoutMs: 120_000,
+});
+
+const codexAgent: AgentFor = (command, stub, home) => ({
+  name: "codex",
+  runner: "codex",
+  model: "gpt-5.5",
+  command,
+  args: [
+    "--sandbox",
+    "danger-full-access",
+    "-c",
+    "model_provider=stub",
+    "-c",
+    `model_providers.stub={name="Stub",base_url="${stub.origin}/v1",wire_api="responses",` +
+    `env_key="STUB_API_KEY"}`,
+    "-c",
+    "analytics.enabled=false",
+  ],
+  env: { HOME: home, CODEX_HOME: `${home}/.codex`, STUB_API_KEY: "test-key" },
+  timeoutMs: 120_000,
+});
+
+const geminiAgent: AgentFor = (command, stub, home) => ({
+  name: "gemini",
+  runner: "gemini",
+  model: "gemini-2.5-flash",
+  command,
+  args: ["--yolo"],
+  env: { HOME: home, GOOGLE_GEMINI_BASE_URL: stub.origin, GEMINI_API_KEY: "test-key" },
+  timeoutMs: 120_000,
+});
+
+const GEMINI_SETTINGS = {
+  security: { auth: { selectedType: "gemini-api-key" } },
+  privacy: { usageStatisticsEnabled: false },
+  telemetry: { enabled: false },
+  general: { disableAutoUpdate: true, disableUpdateNag: true },
+};
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function runReadOnly(
+  command: string,
+  agentFor: AgentFor,
+  handlerFor: (attempt: WriteAttempt) => StubHandler,
+): Promise<void> {
+  await using home = await tempDir("council-ro-home-");
+  await using work = await tempDir("council-ro-work-");
+  await Deno.mkdir(`${home.path}/.codex`);
+  await Deno.mkdir(`${home.path}/.gemini`);
+  await Deno.writeTextFile(`${home.path}/.gemini/settings.json`, JSON.stringify(GEMINI_SETTINGS));
+  const attempt = writeAttempt(work.path);
+  await Deno.writeTextFile(attempt.readable, `${attempt.readableText}\n`);
+  await using stub = startStub(handlerFor(attempt));
+  const result = await testRunner({ baseEnv: cleanBaseEnv(), killGraceMs: 1000 })(
+    agentFor(command, stub, home.path),
+    "Write the two files, then read the notes.",
+    { role: "child", cwd: work.path, access: "read-only" },
+  );
+  assert.equal(result.ok, true, result.error);
+  assert.equal(result.text.trim(), "Finished trying.");
+  assert.ok(stub.requests.length >= 4, `every scripted step ran (${stub.requests.length})`);
+  for (const file of attempt.written) assert.equal(await exists(file), false, `${file} written`);
+  assert.ok(modelSawReadable(stub.requests.map((r) => r.body), attempt), "reading still works");
+  assert.deepEqual([...Deno.readDirSync(work.path)].map((e) => e.name), ["notes.txt"]);
+}
+
+Deno.test({
+  name: "real claude, read-only: its Write tool and a shell redirect write nothing; Read works",
+  ignore: !claude.path,
+  fn: () => runReadOnly(claude.path!, claudeAgent, anthropicWriter),
+});
+
+Deno.test({
+  name: "real claude 2.1.197, read-only: nothing written, Read works",
+  ignore: !claudeOld.path,
+  fn: () => runReadOnly(claudeOld.path!, claudeAgent, anthropicWriter),
+});
+
+Deno.test({
+  name: "real codex, read-only: apply_patch and a shell redirect write nothing; cat works",
+  ignore: !codex.path,
+  fn: () => runReadOnly(codex.path!, codexAgent, responsesWriter),
+});
+
+Deno.test({
+  name: "real gemini, read-only: write_file and run_shell_command write nothing; read works",
+  ignore: !gemini.path,
+  fn: () => runReadOnly(gemini.path!, geminiAgent, geminiWriter),
+});
