@@ -1,0 +1,215 @@
+/**
+ * Isolated workspaces for one fanned-out turn: made from the real working directory, read back
+ * as each candidate's changes, one candidate's changes applied to the real workspace, and all
+ * of it removed.
+ */
+import { join } from "node:path";
+import { applyChanges, type ApplyResult } from "./apply.ts";
+import { changedFiles, type Changes, patchText } from "./changes.ts";
+import {
+  type Copy,
+  type CopyLimits,
+  copyObstacle,
+  gitVersion,
+  headCommit,
+  initPrivateGitDir,
+  locate,
+  makeCopies,
+  makeWorktrees,
+} from "./copies.ts";
+import { type RegistryOptions, WorkspaceRegistry } from "./registry.ts";
+import { snapshot, type WorkTree } from "./snapshot.ts";
+
+/** A directory outside git is copied only up to this size (each child gets its own copy). */
+export const DEFAULT_COPY_LIMITS: CopyLimits = { maxFiles: 5_000, maxBytes: 50 * 2 ** 20 };
+/** `git merge-tree --write-tree` (the three-way apply) arrived in git 2.38. */
+const MIN_GIT: [number, number] = [2, 38];
+
+export interface IsolatorOptions extends RegistryOptions {
+  /** Where turns' workspaces are kept (see `defaultWorkspaceRoot`). */
+  root: string;
+  copyLimits?: CopyLimits;
+}
+
+export type Isolation =
+  | { ok: true; workspace: IsolatedWorkspace }
+  /** No isolation is possible: why, in words for a progress line. */
+  | { ok: false; reason: string };
+
+export interface IsolateOptions {
+  turnId: string;
+  signal?: AbortSignal;
+}
+
+export class Isolator {
+  readonly registry: WorkspaceRegistry;
+  readonly #limits: CopyLimits;
+  #gitOk?: Promise<string | undefined>;
+
+  constructor(options: IsolatorOptions) {
+    this.registry = new WorkspaceRegistry(options.root, options);
+    this.#limits = options.copyLimits ?? DEFAULT_COPY_LIMITS;
+  }
+
+  /** Makes `count` isolated copies of the workspace `cwd` (an existing absolute directory). */
+  async isolate(cwd: string, count: number, options: IsolateOptions): Promise<Isolation> {
+    const { signal } = options;
+    const gitProblem = await (this.#gitOk ??= gitProblemOf());
+    if (gitProblem) return { ok: false, reason: gitProblem };
+    let dir: string | undefined;
+    try {
+      signal?.throwIfAborted();
+      const location = await locate(cwd, signal);
+      if (location.kind === "unusable") return { ok: false, reason: location.reason };
+      if (location.kind === "plain") {
+        const obstacle = await copyObstacle(cwd, this.#limits);
+        if (obstacle) return { ok: false, reason: `the directory is not in git and ${obstacle}` };
+      }
+      // The record names the repository before any worktree exists, for a crash's clean-up.
+      dir = await this.registry.open(
+        options.turnId,
+        location.kind === "git" ? location.top : undefined,
+      );
+      const scratch = join(dir, "scratch");
+      await Deno.mkdir(scratch);
+      const roots = Array.from({ length: count }, (_, i) => join(dir!, `child-${i + 1}`));
+      let made: { real: WorkTree; base: string; copies: Copy[] };
+      if (location.kind === "git") {
+        const real = { path: location.top };
+        const head = await headCommit(location.top, signal);
+        const base = await snapshot(real, { parent: head, scratch, signal });
+        const copies = await makeWorktrees(
+          location.top,
+          location.relative,
+          base,
+          head,
+          roots,
+          signal,
+        );
+        made = { real, base, copies };
+      } else {
+        const real = { path: cwd, gitDir: join(dir, "git") };
+        await initPrivateGitDir(real.gitDir, signal);
+        const base = await snapshot(real, { scratch, signal });
+        made = { real, base, copies: await makeCopies(cwd, roots, signal) };
+      }
+      // A cancel between two git calls would otherwise go unnoticed.
+      signal?.throwIfAborted();
+      if (await firstMissing(made.copies.map((c) => c.cwd))) {
+        throw new IsolationError("the working directory holds only files git ignores");
+      }
+      const kind = location.kind === "git" ? "worktree" : "copy";
+      return {
+        ok: true,
+        workspace: new IsolatedWorkspace(
+          kind,
+          made.real,
+          made.base,
+          made.copies,
+          dir,
+          this.registry,
+        ),
+      };
+    } catch (err) {
+      if (dir) await this.registry.remove(dir);
+      if (signal?.aborted) return { ok: false, reason: "the turn was cancelled" };
+      if (err instanceof Error) return { ok: false, reason: err.message };
+      throw err;
+    }
+  }
+
+  /** Removes the workspaces of gateways that stopped without cleaning up (see the registry). */
+  sweep(): Promise<string[]> {
+    return this.registry.sweep();
+  }
+}
+
+/** One turn's copies and what can be done with them. */
+export class IsolatedWorkspace {
+  readonly kind: "worktree" | "copy";
+  /** The real workspace's top (the repository's, or the copied directory). */
+  readonly realRoot: string;
+  #real: WorkTree;
+  #base: string;
+  #copies: Copy[];
+  #dir: string;
+  #registry: WorkspaceRegistry;
+  #disposed?: Promise<void>;
+
+  constructor(
+    kind: "worktree" | "copy",
+    real: WorkTree,
+    base: string,
+    copies: Copy[],
+    dir: string,
+    registry: WorkspaceRegistry,
+  ) {
+    this.kind = kind;
+    this.realRoot = real.path;
+    this.#real = real;
+    this.#base = base;
+    this.#copies = copies;
+    this.#dir = dir;
+    this.#registry = registry;
+  }
+
+  /** One copy per child, in child order. */
+  get copies(): readonly Copy[] {
+    return this.#copies;
+  }
+
+  /** What the child working in copy `index` changed, relative to the state it started from. */
+  async changes(index: number, signal?: AbortSignal): Promise<Changes> {
+    const copy = this.#copies[index];
+    const tree: WorkTree = { path: copy.root, gitDir: this.#real.gitDir };
+    const commit = await snapshot(tree, { parent: this.#base, scratch: this.#scratch, signal });
+    const files = await changedFiles(this.#real, this.#base, commit, signal);
+    return { base: this.#base, commit, files };
+  }
+
+  /** The changes as a patch for a reader, cut to `maxChars`. */
+  patch(changes: Changes, maxChars: number, signal?: AbortSignal): Promise<string> {
+    return patchText(this.#real, changes, maxChars, signal);
+  }
+
+  /** Merges one candidate's changes into the real workspace, or says why it did not. */
+  apply(changes: Changes, signal?: AbortSignal): Promise<ApplyResult> {
+    return applyChanges(this.#real, changes, { scratch: this.#scratch, signal });
+  }
+
+  /** Removes every copy and record of this turn. Safe to call more than once. */
+  dispose(): Promise<void> {
+    return this.#disposed ??= this.#registry.remove(this.#dir);
+  }
+
+  get #scratch(): string {
+    return join(this.#dir, "scratch");
+  }
+}
+
+/** A reason isolation is not possible, in words for a progress line. */
+class IsolationError extends Error {}
+
+async function gitProblemOf(): Promise<string | undefined> {
+  return gitVersionProblem(await gitVersion());
+}
+
+/** Why this git (its [major, minor], undefined when it does not run) cannot isolate, if so. */
+export function gitVersionProblem(version: [number, number] | undefined): string | undefined {
+  if (!version) return "git is not installed (isolated workspaces need it)";
+  const [major, minor] = version;
+  if (major > MIN_GIT[0] || (major === MIN_GIT[0] && minor >= MIN_GIT[1])) return undefined;
+  return `git ${major}.${minor} is too old (isolated workspaces need ${
+    MIN_GIT.join(".")
+  } or newer)`;
+}
+
+async function firstMissing(paths: readonly string[]): Promise<string | undefined> {
+  for (const path of paths) {
+    try {
+      if ((await Deno.stat(path)).isDirectory) continue;
+    } catch { /* missing */ }
+    return path;
+  }
+  return undefined;
+}
