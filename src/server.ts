@@ -31,6 +31,7 @@ import { recordDirectory } from "./agents/group_record.ts";
 import { COUNCIL_DEPTH_HEADER } from "./agents/env.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
+import { startIsolator } from "./workspace/startup.ts";
 import { SessionStore } from "./council/session.ts";
 import { openLedger } from "./ledger.ts";
 import { type CollectGarbage, exposedGc, IdleCollector } from "./idle_gc.ts";
@@ -280,6 +281,8 @@ export interface ServerOptions {
    */
   collectGarbage?: CollectGarbage | null;
   idleCollectMs?: number;
+  /** Where isolated workspaces are kept (default: the user's state dir; null: none). */
+  workspaceRoot?: string | null;
 }
 
 export interface RunningServer {
@@ -349,7 +352,15 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     // appended.
     const sessions = new SessionStore(config.sessionCapacity);
     const journal = config.ledger ? openLedger(config.ledger, sessions) : undefined;
-    const council = createCouncil({ config, runAgent, clock: options.clock, sessions, journal });
+    const isolator = startIsolator(options.workspaceRoot, log);
+    const council = createCouncil({
+      config,
+      runAgent,
+      clock: options.clock,
+      sessions,
+      journal,
+      isolator,
+    });
     const deps = {
       runTurn: inFlight.wrap(council.runTurn),
       streamProgress: config.streamProgress,

@@ -23,10 +23,13 @@ import type { Outcome } from "./types.ts";
 export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outcome> {
   const request = turn.request;
   const children = plan.kind === "single" ? [plan.child] : plan.children;
+  // The host runs the chosen tool itself: children only need to look (unless configured).
+  const access = turn.env.config.childAccess;
   const replies = await runChildren(
     turn,
     children,
     (child) => actionPrompt(request, request.tools, child.directive),
+    { place: () => ({ access }) },
   );
   if (turn.signal.aborted) return turn.cancelled();
 
@@ -93,6 +96,7 @@ async function select(
     const result = await callAgent(turn, agent, prompt, {
       role: "synth",
       label: `${agent.name} (synth)`,
+      access: turn.env.config.childAccess,
     });
     if (turn.signal.aborted) return turn.cancelled();
     if (!result.ok) continue;

@@ -3,8 +3,10 @@
  * their anonymised, shuffled candidates into the one answer.
  */
 import { callAgent, childFailure, type ChildReply, runChildren } from "./calls.ts";
+import { type ChangeChoice, ChoiceLineReader } from "./change_choice.ts";
+import { ChildWorkspaces } from "./child_workspaces.ts";
 import { type Failure, failureReason } from "./notices.ts";
-import type { RunPlan } from "./plan.ts";
+import type { ChildPlan, RunPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
 import { answerPrompt, synthesisPrompt } from "./prompts.ts";
 import { synthesizerOrder } from "./synthesizers.ts";
@@ -15,10 +17,12 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   const conversation = turn.request;
   if (plan.kind === "single") {
     const { child } = plan;
+    // A lone child works in the real directory, full-auto (SPEC §1.1.10).
     const result = await callAgent(turn, child.agent, answerPrompt(conversation, child.directive), {
       role: "child",
       label: child.label,
       model: child.model,
+      access: "workspace-write",
       writesAnswer: true,
     });
     if (result.ok && (result.text.trim() || turn.answer.segment.trim())) {
@@ -32,17 +36,27 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
     return { kind: "answer", text: turn.answer.text };
   }
 
-  const replies = await runChildren(
-    turn,
-    plan.children,
-    (child) => answerPrompt(conversation, child.directive),
-  );
-  if (turn.signal.aborted) return turn.cancelled();
-  const candidates = replies.filter((r) => r.result.ok && r.result.text.trim());
-  if (candidates.length === 0) return turn.allFailed(replies.map(childFailure));
-  // Even a lone surviving candidate goes through the synthesizer: on a fanned-out turn only
-  // the synthesizer writes the answer (SPEC §6.5), and it can still check and fix that draft.
-  return await synthesize(turn, candidates, replies);
+  const workspaces = await ChildWorkspaces.prepare(turn, plan.children.length, turn.env.isolator);
+  try {
+    if (turn.signal.aborted) return turn.cancelled();
+    const replies = await runChildren(
+      turn,
+      plan.children,
+      (child) => workspaces.prompt(child, answerPrompt(conversation, child.directive)),
+      {
+        place: (child) => workspaces.place(child),
+        afterEach: (reply) => workspaces.collect(reply),
+      },
+    );
+    if (turn.signal.aborted) return turn.cancelled();
+    const candidates = replies.filter((r) => r.result.ok && r.result.text.trim());
+    if (candidates.length === 0) return turn.allFailed(replies.map(childFailure));
+    // Even a lone surviving candidate goes through the synthesizer: on a fanned-out turn only
+    // the synthesizer writes the answer (SPEC §6.5), and it can still check and fix that draft.
+    return await synthesize(turn, candidates, replies, workspaces);
+  } finally {
+    await workspaces.dispose();
+  }
 }
 
 /** Agent 0 synthesizes; on failure the next agent that answered does; else the best candidate. */
@@ -50,21 +64,36 @@ async function synthesize(
   turn: TurnContext,
   candidates: ChildReply[],
   replies: ChildReply[],
+  workspaces: ChildWorkspaces,
 ): Promise<Outcome> {
   const shuffled = shuffle(candidates, turn.env.random);
-  const prompt = synthesisPrompt(turn.request, shuffled.map((c) => c.result.text));
+  const shown = await Promise.all(shuffled.map(async ({ child, result }) => ({
+    text: workspaces.answer(child, result.text),
+    diff: await workspaces.diffOf(child),
+  })));
+  const withChanges = shown.some((c) => c.diff);
+  const prompt = synthesisPrompt(turn.request, shown);
   const synthesizers = synthesizerOrder(turn.env.config.defaultAgents, replies);
   const failures: Failure[] = [];
   for (const [k, agent] of synthesizers.entries()) {
     turn.progress(`${agent.name} synthesizes ${candidates.length} anonymised candidates`, "info");
     turn.answer.newSegment();
+    const reader = withChanges
+      ? new ChoiceLineReader(
+        shuffled.length,
+        (choice) => turn.progress(describeChoice(agent.name, choice, shuffled), "info"),
+      )
+      : undefined;
     const result = await callAgent(turn, agent, prompt, {
       role: "synth",
       label: `${agent.name} (synth)`,
+      access: workspaces.synthAccess,
       writesAnswer: true,
+      textFilter: reader,
     });
     if (result.ok && (result.text.trim() || turn.answer.segment.trim())) {
-      turn.answer.complete(result.text);
+      turn.answer.complete(reader ? reader.strip(result.text) : result.text);
+      if (reader) await closeWithChanges(turn, workspaces, reader.choice, shuffled);
       return { kind: "answer", text: turn.answer.text };
     }
     if (turn.signal.aborted) return turn.cancelled();
@@ -81,11 +110,49 @@ async function synthesize(
   const why = failures.map((f) => `${f.label}: ${oneLine(f.reason)}`).join("; ");
   turn.progress(`no synthesizer succeeded — returning ${best.child.label}'s answer`, "info");
   turn.answer.write(
-    `${turn.answer.started ? "\n\n---\n" : ""}${best.result.text}\n\n` +
+    `${turn.answer.started ? "\n\n---\n" : ""}${workspaces.answer(best.child, best.result.text)}` +
+      `\n\n` +
       `(Note: the council could not combine its answers (${why}); this is ` +
       `${best.child.label}'s answer unchanged.)`,
   );
+  // Its own changes go with its own answer.
+  if (withChanges) {
+    const index = shuffled.indexOf(best);
+    await closeWithChanges(turn, workspaces, { kind: "candidate", index }, shuffled);
+  }
   return { kind: "answer", text: turn.answer.text };
+}
+
+/** The candidate whose changes were chosen, if any. */
+function chosenChild(choice: ChangeChoice, shuffled: readonly ChildReply[]): ChildPlan | undefined {
+  return choice.kind === "candidate" ? shuffled[choice.index].child : undefined;
+}
+
+function describeChoice(
+  synthesizer: string,
+  choice: ChangeChoice,
+  shuffled: readonly ChildReply[],
+): string {
+  const child = chosenChild(choice, shuffled);
+  return child
+    ? `${synthesizer} chose ${child.label}'s changes`
+    : `${synthesizer} chose no candidate's changes`;
+}
+
+/** Applies the chosen changes (if any) and ends the answer with what happened to the files. */
+async function closeWithChanges(
+  turn: TurnContext,
+  workspaces: ChildWorkspaces,
+  choice: ChangeChoice,
+  shuffled: readonly ChildReply[],
+): Promise<void> {
+  const chosen = chosenChild(choice, shuffled);
+  const line = chosen
+    ? await workspaces.apply(chosen)
+    : choice.kind === "none"
+    ? "No file changes were applied: none of the candidates' changes were chosen."
+    : "No file changes were applied: the synthesizer did not say whose changes to apply.";
+  turn.answer.write(`\n\n---\n${line}`);
 }
 
 /** Fisher–Yates with an injected random source. */

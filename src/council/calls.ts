@@ -2,7 +2,7 @@
  * Agent calls of a turn: one metered, narrated, recorded call, and the children run in parallel.
  */
 import { type AgentConfig, isHttpRunner } from "../config.ts";
-import type { AgentEvent, AgentResult, AgentRole } from "../agents/types.ts";
+import type { AgentEvent, AgentResult, AgentRole, ChildAccess } from "../agents/types.ts";
 import { type Failure, failureReason } from "./notices.ts";
 import type { ChildPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
@@ -19,6 +19,36 @@ export interface CallOptions {
    * narration before a tool use (which then goes to progress); never to the interleaved log.
    */
   writesAnswer?: boolean;
+  /** Rewrites an answer-writing call's text on its way to the answer channel. */
+  textFilter?: TextFilter;
+  /** Where the agent works (default: the turn's working directory). */
+  cwd?: string;
+  /** What it may do there (default: workspace-write, the spec's full-auto). */
+  access?: ChildAccess;
+}
+
+/**
+ * Takes something out of an answer-writing call's text as it streams (the synthesizer's choice
+ * line), one run of text at a time: a tool use, and the call's end, close a run.
+ */
+export interface TextFilter {
+  /** The part of `text` that goes on (possibly held back until a line ends). */
+  feed(text: string): string;
+  /** The run ended: whatever is still held back. */
+  flush(): string;
+}
+
+/** Where one child works and what it may do there. */
+export interface Placement {
+  cwd?: string;
+  access: ChildAccess;
+}
+
+/** How a turn's children run: where each works, and what follows each one's end. */
+export interface ChildRunOptions {
+  place: (child: ChildPlan) => Placement;
+  /** Awaited after each child's call, before the children's joint result. */
+  afterEach?: (reply: ChildReply) => Promise<void>;
 }
 
 /** One child's reply, with the plan that produced it. */
@@ -44,7 +74,8 @@ export async function callAgent(
   try {
     result = await runAgent(agent, prompt, {
       role: options.role,
-      cwd: turn.request.cwd,
+      cwd: options.cwd ?? turn.request.cwd,
+      access: options.access,
       model: options.model,
       signal: turn.signal,
       turnId: turn.request.id,
@@ -53,12 +84,13 @@ export async function callAgent(
       attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
       onEvent: (event) => {
         tracker.onEvent(event);
-        if (options.writesAnswer) toAnswer(turn, agent, options.label, event);
+        if (options.writesAnswer) toAnswer(turn, agent, options, event);
       },
     });
   } catch (err) {
     result = thrownResult(agent, options, err);
   }
+  if (options.writesAnswer) passOn(turn, agent, options.textFilter?.flush() ?? "");
   turn.meter.add(result.usage);
   const call: CallRecord = {
     label: options.label,
@@ -88,14 +120,25 @@ function usesTools(agent: AgentConfig): boolean {
 }
 
 /** An answer-writing call's text, and its tool uses that turn earlier text into narration. */
-function toAnswer(turn: TurnContext, agent: AgentConfig, label: string, event: AgentEvent): void {
+function toAnswer(
+  turn: TurnContext,
+  agent: AgentConfig,
+  options: CallOptions,
+  event: AgentEvent,
+): void {
+  const filter = options.textFilter;
   if (event.type === "text") {
-    if (usesTools(agent)) turn.answer.stream(event.text);
-    else turn.answer.write(event.text);
+    passOn(turn, agent, filter ? filter.feed(event.text) : event.text);
   } else if (event.type === "activity") {
+    passOn(turn, agent, filter?.flush() ?? "");
     const narration = turn.answer.toolUsed();
-    if (narration) turn.progress(`${label}: ${narration}`, "info");
+    if (narration) turn.progress(`${options.label}: ${narration}`, "info");
   }
+}
+
+function passOn(turn: TurnContext, agent: AgentConfig, text: string): void {
+  if (usesTools(agent)) turn.answer.stream(text);
+  else turn.answer.write(text);
 }
 
 /** Runs every child at once and waits for all of them. */
@@ -103,15 +146,21 @@ export function runChildren(
   turn: TurnContext,
   children: readonly ChildPlan[],
   promptFor: (child: ChildPlan) => string,
+  options: ChildRunOptions,
 ): Promise<ChildReply[]> {
-  return Promise.all(children.map(async (child) => ({
-    child,
-    result: await callAgent(turn, child.agent, promptFor(child), {
-      role: "child",
-      label: child.label,
-      model: child.model,
-    }),
-  })));
+  return Promise.all(children.map(async (child) => {
+    const reply = {
+      child,
+      result: await callAgent(turn, child.agent, promptFor(child), {
+        role: "child",
+        label: child.label,
+        model: child.model,
+        ...options.place(child),
+      }),
+    };
+    await options.afterEach?.(reply);
+    return reply;
+  }));
 }
 
 export function childFailure(reply: ChildReply): Failure {

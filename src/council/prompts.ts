@@ -109,11 +109,31 @@ export function candidateLabel(i: number): string {
     : `${candidateLabel(Math.floor(i / 26) - 1)}${String.fromCharCode(65 + (i % 26))}`;
 }
 
+/** A candidate as the synthesizer sees it: its reply, and its diff when it changed files. */
+export interface SynthesisCandidate {
+  text: string;
+  /** Its changes to its own copy of the workspace; undefined when that turn had no copies. */
+  diff?: string;
+}
+
 /** The synthesizer's prompt on an answer turn; candidates arrive already shuffled. */
-export function synthesisPrompt(conversation: Conversation, candidates: readonly string[]): string {
-  const drafts = candidates.map((text, i) =>
-    section(`Candidate ${candidateLabel(i)}`, text || "(empty)")
-  );
+export function synthesisPrompt(
+  conversation: Conversation,
+  candidates: readonly SynthesisCandidate[],
+): string {
+  const withChanges = candidates.some((c) => c.diff);
+  const drafts = candidates.map(({ text, diff }, i) => {
+    const label = candidateLabel(i);
+    const reply = section(`Candidate ${label}`, text || "(empty)");
+    if (!withChanges) return reply;
+    return `${reply}${section(`Candidate ${label}'s file changes`, diff || "(no files changed)")}`;
+  });
+  const task = [
+    "Write the single best reply for the user. Keep what is correct and useful from any",
+    "candidate, fix what is wrong, and where candidates disagree, settle it yourself (check",
+    "the files in your working directory if needed). Reply with the final answer text only;",
+    "do not mention candidates, drafts or this review.",
+  ];
   return [
     renderConversation(conversation),
     section(
@@ -121,16 +141,29 @@ export function synthesisPrompt(conversation: Conversation, candidates: readonly
       `Independent assistants each drafted a reply to the last message. They are listed in no ` +
         `particular order.\n\n${drafts.join("\n")}`,
     ),
-    section(
-      "Your task",
-      [
-        "Write the single best reply for the user. Keep what is correct and useful from any",
-        "candidate, fix what is wrong, and where candidates disagree, settle it yourself (check",
-        "the files in your working directory if needed). Reply with the final answer text only;",
-        "do not mention candidates, drafts or this review.",
-      ].join("\n"),
-    ),
+    section("Your task", (withChanges ? [...CHANGES_TASK, "", ...task] : task).join("\n")),
   ].join("\n");
+}
+
+/** How the synthesizer chooses among candidates' file changes (see change_choice.ts). */
+const CHANGES_TASK = [
+  "Each candidate worked in its own copy of the user's workspace; the diffs above are what",
+  "they changed there. Changes cannot be combined: choose the one candidate whose changes",
+  "are applied to the user's workspace exactly as shown, or none. Your working directory is",
+  "the user's workspace as it was; read it if needed, but do not edit it.",
+  "The first line of your reply must be `CHANGES: <letter>` (for example `CHANGES: B`) or",
+  "`CHANGES: none`; it is removed before the user sees the reply. Then write the reply,",
+  "describing the chosen changes as made, and no changes that were not chosen.",
+];
+
+/** Told to a child that works in an isolated copy of the workspace. */
+export function isolatedWorkspaceNote(cwd: string): string {
+  return section(
+    "Your working directory",
+    `${cwd} is your own copy of the user's workspace. Make file changes only inside it; ` +
+      "they are reviewed, and one assistant's changes may then be applied to the user's " +
+      "workspace.",
+  );
 }
 
 /** A distinct proposal as shown to the synthesizer, with how many children made it. */

@@ -5,6 +5,7 @@
 import { type Clock, systemClock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { RunAgent } from "../agents/types.ts";
+import type { Isolator } from "../workspace/isolation.ts";
 import { actionTurn } from "./action_turn.ts";
 import { answerTurn } from "./answer_turn.ts";
 import { admitTurn } from "./admission.ts";
@@ -34,6 +35,8 @@ export interface CouncilDeps {
   onTurnEnd?: (record: TurnRecord) => void;
   /** Records each turn's start, calls and end as they happen (a ledger). */
   journal?: TurnJournal;
+  /** Makes isolated workspaces for fanned-out answer turns (none: such children run read-only). */
+  isolator?: Isolator;
 }
 
 export interface Council {
@@ -51,6 +54,7 @@ export function createCouncil(deps: CouncilDeps): Council {
     sessions: deps.sessions ?? new SessionStore(deps.config.sessionCapacity),
     onTurnEnd: deps.onTurnEnd,
     journal: deps.journal,
+    isolator: deps.isolator,
   };
   return {
     sessions: env.sessions,

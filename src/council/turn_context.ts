@@ -6,6 +6,7 @@ import { getLogger, type Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { RunAgent } from "../agents/types.ts";
+import type { Isolator } from "../workspace/isolation.ts";
 import { AnswerWriter } from "./answer.ts";
 import { TurnMeter } from "./cost.ts";
 import { allFailedNotice, CANCELLED_NOTICE, type Failure } from "./notices.ts";
@@ -25,6 +26,8 @@ export interface TurnEnv {
   sessions: SessionStore;
   onTurnEnd?: (record: TurnRecord) => void;
   journal?: TurnJournal;
+  /** Makes isolated workspaces for fanned-out answer turns (none: children run read-only). */
+  isolator?: Isolator;
 }
 
 const logger = getLogger(["council-gateway", "council"]);

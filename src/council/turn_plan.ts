@@ -16,7 +16,8 @@ export async function planStep(turn: TurnContext): Promise<RunPlan> {
     const judge = judgeAgent(config.defaultAgents, config.judge);
     turn.progress(`asking the fan-out judge (${judge.model}) — ${first.reason}`, "debug");
     const heard = await askJudge(
-      (agent, prompt) => callAgent(turn, agent, prompt, { role: "judge", label: "judge" }),
+      (agent, prompt) =>
+        callAgent(turn, agent, prompt, { role: "judge", label: "judge", access: "read-only" }),
       judge,
       request.ask,
       first.bar,

@@ -88,8 +88,8 @@ export async function copyObstacle(dir: string, limits: CopyLimits): Promise<str
       files++;
       if (entry.isFile) bytes += (await Deno.lstat(path)).size;
       if (files > limits.maxFiles || bytes > limits.maxBytes) {
-        return `it is larger than a copy is made for (${limits.maxFiles} files or ` +
-          `${Math.round(limits.maxBytes / 2 ** 20)} MiB)`;
+        return `it is larger than a copy is made for (${limits.maxFiles} file` +
+          `${limits.maxFiles === 1 ? "" : "s"} or ${formatSize(limits.maxBytes)})`;
       }
     }
   }
@@ -137,4 +137,11 @@ export async function gitVersion(): Promise<[number, number] | undefined> {
     if (err instanceof GitError || err instanceof Deno.errors.NotFound) return undefined;
     throw err;
   }
+}
+
+/** `50 MiB`, `12 KiB`, `10 bytes`. */
+export function formatSize(bytes: number): string {
+  if (bytes >= 2 ** 20) return `${Math.round(bytes / 2 ** 20)} MiB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
+  return `${bytes} bytes`;
 }

@@ -45,6 +45,7 @@ export class Isolator {
   readonly registry: WorkspaceRegistry;
   readonly #limits: CopyLimits;
   #gitOk?: Promise<string | undefined>;
+  #sweeping?: Promise<unknown>;
 
   constructor(options: IsolatorOptions) {
     this.registry = new WorkspaceRegistry(options.root, options);
@@ -54,6 +55,8 @@ export class Isolator {
   /** Makes `count` isolated copies of the workspace `cwd` (an existing absolute directory). */
   async isolate(cwd: string, count: number, options: IsolateOptions): Promise<Isolation> {
     const { signal } = options;
+    // A start-up sweep removes directories named with this pid: let it finish first.
+    await this.#sweeping?.catch(() => {});
     const gitProblem = await (this.#gitOk ??= gitProblemOf());
     if (gitProblem) return { ok: false, reason: gitProblem };
     let dir: string | undefined;
@@ -120,7 +123,9 @@ export class Isolator {
 
   /** Removes the workspaces of gateways that stopped without cleaning up (see the registry). */
   sweep(): Promise<string[]> {
-    return this.registry.sweep();
+    const sweeping = this.registry.sweep();
+    this.#sweeping = sweeping;
+    return sweeping;
   }
 }
 

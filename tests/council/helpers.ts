@@ -127,8 +127,10 @@ export interface FakeCall {
 export type FakeScript = (call: FakeCall) => FakeReply | Promise<FakeReply>;
 
 /** Scripts by `agent:role` (e.g. "claude:synth"), falling back to `agent` then `*:role`. */
-export function byAgent(table: Record<string, FakeReply | ((call: FakeCall) => FakeReply)>) {
-  return (call: FakeCall): FakeReply => {
+export function byAgent(
+  table: Record<string, FakeReply | ((call: FakeCall) => FakeReply | Promise<FakeReply>)>,
+) {
+  return (call: FakeCall): FakeReply | Promise<FakeReply> => {
     const entry = table[`${call.agent.name}:${call.role}`] ?? table[call.agent.name] ??
       table[`*:${call.role}`] ?? table["*"];
     if (entry === undefined) throw new Error(`no script for ${call.agent.name}:${call.role}`);

@@ -137,7 +137,7 @@ Deno.test("isolation: a directory outside git that is too large, or holds a repo
   await using dir = await tempDir();
   await using state = await tempDir();
   await writeFiles(dir.path, { "a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n" });
-  const small = new Isolator({ root: state.path, copyLimits: { maxFiles: 2, maxBytes: 1e6 } });
+  const small = new Isolator({ root: state.path, copyLimits: { maxFiles: 2, maxBytes: 2 ** 20 } });
   const tooMany = await small.isolate(dir.path, 2, { turnId: "t4" });
   assert.deepEqual(tooMany, {
     ok: false,
