@@ -5,9 +5,15 @@
  * visible reason, when its CLI is not installed (see real_claude_test.ts for where they live).
  */
 import assert from "node:assert/strict";
-import type { AgentConfig } from "../../src/config.ts";
 import { cleanBaseEnv, findTestCli, tempDir, testRunner } from "./support.ts";
-import { startStub, type Stub, type StubHandler } from "./http_stub.ts";
+import { startStub, type StubHandler } from "./http_stub.ts";
+import {
+  type AgentFor,
+  claudeAgent,
+  codexAgent,
+  geminiAgent,
+  prepareHome,
+} from "./real_cli_agents.ts";
 import {
   anthropicWriter,
   geminiWriter,
@@ -25,63 +31,6 @@ for (const [name, cli] of Object.entries({ claude, claudeOld, codex, gemini })) 
   if (!cli.path) console.log(`real_readonly_test: ${name} skipped: ${cli.reason}`);
 }
 
-type AgentFor = (command: string, stub: Stub, home: string) => AgentConfig;
-
-const claudeAgent: AgentFor = (command, stub, home) => ({
-  name: "claude",
-  runner: "claude",
-  model: "opus",
-  command,
-  // Full-auto in the agent's own args: read-only access must still win.
-  args: ["--dangerously-skip-permissions"],
-  env: {
-    HOME: home,
-    ANTHROPIC_BASE_URL: stub.origin,
-    ANTHROPIC_API_KEY: "test-key",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    DISABLE_AUTOUPDATER: "1",
-    CLAUDE_CODE_MAX_RETRIES: "0",
-  },
-  timeoutMs: 120_000,
-});
-
-const codexAgent: AgentFor = (command, stub, home) => ({
-  name: "codex",
-  runner: "codex",
-  model: "gpt-5.5",
-  command,
-  args: [
-    "--sandbox",
-    "danger-full-access",
-    "-c",
-    "model_provider=stub",
-    "-c",
-    `model_providers.stub={name="Stub",base_url="${stub.origin}/v1",wire_api="responses",` +
-    `env_key="STUB_API_KEY"}`,
-    "-c",
-    "analytics.enabled=false",
-  ],
-  env: { HOME: home, CODEX_HOME: `${home}/.codex`, STUB_API_KEY: "test-key" },
-  timeoutMs: 120_000,
-});
-
-const geminiAgent: AgentFor = (command, stub, home) => ({
-  name: "gemini",
-  runner: "gemini",
-  model: "gemini-2.5-flash",
-  command,
-  args: ["--yolo"],
-  env: { HOME: home, GOOGLE_GEMINI_BASE_URL: stub.origin, GEMINI_API_KEY: "test-key" },
-  timeoutMs: 120_000,
-});
-
-const GEMINI_SETTINGS = {
-  security: { auth: { selectedType: "gemini-api-key" } },
-  privacy: { usageStatisticsEnabled: false },
-  telemetry: { enabled: false },
-  general: { disableAutoUpdate: true, disableUpdateNag: true },
-};
-
 async function exists(path: string): Promise<boolean> {
   try {
     await Deno.lstat(path);
@@ -98,9 +47,7 @@ async function runReadOnly(
 ): Promise<void> {
   await using home = await tempDir("council-ro-home-");
   await using work = await tempDir("council-ro-work-");
-  await Deno.mkdir(`${home.path}/.codex`);
-  await Deno.mkdir(`${home.path}/.gemini`);
-  await Deno.writeTextFile(`${home.path}/.gemini/settings.json`, JSON.stringify(GEMINI_SETTINGS));
+  await prepareHome(home.path);
   const attempt = writeAttempt(work.path);
   await Deno.writeTextFile(attempt.readable, `${attempt.readableText}\n`);
   await using stub = startStub(handlerFor(attempt));

@@ -27,10 +27,11 @@ export function modelSawReadable(bodies: unknown[], attempt: WriteAttempt): bool
   return bodies.some((body) => (JSON.stringify(body) ?? "").includes(attempt.readableText));
 }
 
-const FINAL_TEXT = "Finished trying.";
+/** The scripts' last reply unless a test gives its own. */
+export const FINAL_TEXT = "Finished trying.";
 
 /** Anthropic Messages: Write, Bash redirect, Read. */
-export function anthropicWriter(attempt: WriteAttempt): StubHandler {
+export function anthropicWriter(attempt: WriteAttempt, finalText = FINAL_TEXT): StubHandler {
   const [tool, shell] = attempt.written;
   const steps = [
     { name: "Write", input: { file_path: tool, content: "from the Write tool\n" } },
@@ -63,7 +64,7 @@ export function anthropicWriter(attempt: WriteAttempt): StubHandler {
       : { type: "text", text: "" };
     const delta = next
       ? { type: "input_json_delta", partial_json: JSON.stringify(next.input) }
-      : { type: "text_delta", text: FINAL_TEXT };
+      : { type: "text_delta", text: finalText };
     return sseResponse([
       frame("message_start", { type: "message_start", message }),
       frame("content_block_start", { type: "content_block_start", index: 0, content_block: block }),
@@ -80,7 +81,7 @@ export function anthropicWriter(attempt: WriteAttempt): StubHandler {
 }
 
 /** OpenAI Responses (codex): a shell redirect, apply_patch adding a file, `cat`. */
-export function responsesWriter(attempt: WriteAttempt): StubHandler {
+export function responsesWriter(attempt: WriteAttempt, finalText = FINAL_TEXT): StubHandler {
   const [tool, shell] = attempt.written;
   const steps = [
     {
@@ -110,7 +111,7 @@ export function responsesWriter(attempt: WriteAttempt): StubHandler {
         type: "message",
         role: "assistant",
         status: "completed",
-        content: [{ type: "output_text", text: FINAL_TEXT, annotations: [] }],
+        content: [{ type: "output_text", text: finalText, annotations: [] }],
       };
     const response = {
       id: `resp_${step}`,
@@ -141,7 +142,7 @@ export function responsesWriter(attempt: WriteAttempt): StubHandler {
 }
 
 /** Gemini API: write_file, run_shell_command, read_file. */
-export function geminiWriter(attempt: WriteAttempt): StubHandler {
+export function geminiWriter(attempt: WriteAttempt, finalText = FINAL_TEXT): StubHandler {
   const [tool, shell] = attempt.written;
   const steps = [
     { name: "write_file", args: { file_path: tool, content: "from write_file\n" } },
@@ -155,7 +156,7 @@ export function geminiWriter(attempt: WriteAttempt): StubHandler {
     const next = steps[step];
     const chunk = {
       candidates: [{
-        content: { role: "model", parts: [next ? { functionCall: next } : { text: FINAL_TEXT }] },
+        content: { role: "model", parts: [next ? { functionCall: next } : { text: finalText }] },
         finishReason: "STOP",
         index: 0,
       }],
