@@ -19,6 +19,7 @@ import { parallel } from "./scenarios/parallel.ts";
 import { passthrough } from "./scenarios/passthrough.ts";
 import { peer } from "./scenarios/peer.ts";
 import { utility } from "./scenarios/utility.ts";
+import { worktree } from "./scenarios/worktree.ts";
 
 export const SCENARIOS: readonly Scenario[] = [
   parallel,
@@ -30,7 +31,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Scenarios run only when `--only` names them (e.g. they need an npm install). */
-export const OPT_IN_SCENARIOS: readonly Scenario[] = [peer];
+export const OPT_IN_SCENARIOS: readonly Scenario[] = [peer, worktree];
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
