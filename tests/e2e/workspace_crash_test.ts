@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { spawnGateway } from "./gateway.ts";
 import { gitRepo, linkedWorktrees, listDir } from "../workspace/helpers.ts";
+import { within } from "../wait.ts";
 
 /** A child that waits, and ends once the gateway that started it is gone. */
 const WAITING_CHILD = {
@@ -14,19 +15,6 @@ const WAITING_CHILD = {
   command: "sh",
   args: ["-c", "while kill -0 $PPID 2>/dev/null; do sleep 0.1; done"],
 };
-
-/** `promise`, or a failure naming `what` after `ms` (so a missing log line fails, not hangs). */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 Deno.test({
   name: "e2e workspace: the worktrees of a crashed gateway are removed by the next start",
@@ -56,8 +44,8 @@ Deno.test({
       }).then((r) => r.body?.cancel(), () => {});
       await within(
         first.waitForLine(/each child works in its own git worktree/),
-        60_000,
         "worktrees",
+        60_000,
       );
       assert.equal(linkedWorktrees(project).length, 2, "the turn's worktrees exist");
       first.kill("SIGKILL");
@@ -70,8 +58,8 @@ Deno.test({
       try {
         await within(
           next.waitForLine(/removed 1 isolated workspaces left by a gateway that stopped/),
+          "the start-up sweep",
           60_000,
-          "sweep at start-up",
         );
         assert.deepEqual(linkedWorktrees(project), []);
         assert.deepEqual(await listDir(state), []);
