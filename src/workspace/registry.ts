@@ -89,9 +89,12 @@ export class WorkspaceRegistry {
    */
   async sweep(): Promise<string[]> {
     const removed: string[] = [];
+    let root: string;
     let entries: Deno.DirEntry[];
     try {
-      entries = await Array.fromAsync(Deno.readDir(this.#root));
+      // Real path, as `open` records it in the repositories' worktree lists.
+      root = await Deno.realPath(this.#root);
+      entries = await Array.fromAsync(Deno.readDir(root));
     } catch (err) {
       if (err instanceof Deno.errors.NotFound) return removed;
       throw err;
@@ -100,7 +103,7 @@ export class WorkspaceRegistry {
       const pid = Number(/^(\d+)-/.exec(entry.name)?.[1]);
       if (!entry.isDirectory || !pid) continue;
       if (pid !== this.#pid && this.#isAlive(pid)) continue;
-      const dir = join(this.#root, entry.name);
+      const dir = join(root, entry.name);
       await this.remove(dir);
       removed.push(dir);
     }

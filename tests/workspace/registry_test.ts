@@ -76,3 +76,18 @@ Deno.test("registry: a sweep with no root yet finds nothing; a repository gone m
   );
   assert.deepEqual(await listDir(state.path), []);
 });
+
+Deno.test("registry: a root reached through a symbolic link is swept as git recorded it", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  await gitRepo(repo.path, { "a.txt": "a\n" });
+  const link = join(state.path, "link");
+  await Deno.mkdir(join(state.path, "real"));
+  await Deno.symlink(join(state.path, "real"), link);
+  const crashed = new Isolator({ root: link, pid: 5, isAlive: () => false });
+  assert.ok((await crashed.isolate(repo.path, 2, { turnId: "t" })).ok);
+  assert.equal(linkedWorktrees(repo.path).length, 2);
+  const removed = await new WorkspaceRegistry(link, { pid: 6, isAlive: () => false }).sweep();
+  assert.equal(removed.length, 1);
+  assert.deepEqual(linkedWorktrees(repo.path), [], "unregistered, not only deleted");
+});
