@@ -14,6 +14,7 @@ import {
   headCommit,
   initPrivateGitDir,
   locate,
+  type Location,
   makeCopies,
   makeWorktrees,
 } from "./copies.ts";
@@ -63,56 +64,21 @@ export class Isolator {
     try {
       signal?.throwIfAborted();
       const location = await locate(cwd, signal);
-      if (location.kind === "unusable") return { ok: false, reason: location.reason };
-      if (location.kind === "plain") {
-        const obstacle = await copyObstacle(cwd, this.#limits);
-        if (obstacle) return { ok: false, reason: `the directory is not in git and ${obstacle}` };
-      }
+      const refusal = await this.#refusal(location, cwd);
+      if (refusal) return { ok: false, reason: refusal };
       // The record names the repository before any worktree exists, for a crash's clean-up.
-      dir = await this.registry.open(
-        options.turnId,
-        location.kind === "git" ? location.top : undefined,
-      );
-      const scratch = join(dir, "scratch");
-      await Deno.mkdir(scratch);
-      const roots = Array.from({ length: count }, (_, i) => join(dir!, `child-${i + 1}`));
-      let made: { real: WorkTree; base: string; copies: Copy[] };
-      if (location.kind === "git") {
-        const real = { path: location.top };
-        const head = await headCommit(location.top, signal);
-        const base = await snapshot(real, { parent: head, scratch, signal });
-        const copies = await makeWorktrees(
-          location.top,
-          location.relative,
-          base,
-          head,
-          roots,
-          signal,
-        );
-        made = { real, base, copies };
-      } else {
-        const real = { path: cwd, gitDir: join(dir, "git") };
-        await initPrivateGitDir(real.gitDir, signal);
-        const base = await snapshot(real, { scratch, signal });
-        made = { real, base, copies: await makeCopies(cwd, roots, signal) };
-      }
+      const repo = location.kind === "git" ? location.top : undefined;
+      dir = await this.registry.open(options.turnId, repo);
+      await Deno.mkdir(join(dir, "scratch"));
+      const made = location.kind === "git"
+        ? await worktreesIn(dir, location, count, signal)
+        : await copiesIn(dir, cwd, count, signal);
       // A cancel between two git calls would otherwise go unnoticed.
       signal?.throwIfAborted();
       if (await firstMissing(made.copies.map((c) => c.cwd))) {
-        throw new IsolationError("the working directory holds only files git ignores");
+        throw new Error("the working directory holds only files git ignores");
       }
-      const kind = location.kind === "git" ? "worktree" : "copy";
-      return {
-        ok: true,
-        workspace: new IsolatedWorkspace(
-          kind,
-          made.real,
-          made.base,
-          made.copies,
-          dir,
-          this.registry,
-        ),
-      };
+      return { ok: true, workspace: new IsolatedWorkspace(made, dir, this.registry) };
     } catch (err) {
       if (dir) await this.registry.remove(dir);
       if (signal?.aborted) return { ok: false, reason: "the turn was cancelled" };
@@ -121,12 +87,65 @@ export class Isolator {
     }
   }
 
+  /** Why the workspace at `location` is not isolated, if it is not. */
+  async #refusal(location: Location, cwd: string): Promise<string | undefined> {
+    if (location.kind === "unusable") return location.reason;
+    if (location.kind === "git") return undefined;
+    const obstacle = await copyObstacle(cwd, this.#limits);
+    return obstacle && `the directory is not in git and ${obstacle}`;
+  }
+
   /** Removes the workspaces of gateways that stopped without cleaning up (see the registry). */
   sweep(): Promise<string[]> {
     const sweeping = this.registry.sweep();
     this.#sweeping = sweeping;
     return sweeping;
   }
+}
+
+/** What was made for a turn: the real workspace, the state the copies start from, the copies. */
+interface Made {
+  kind: "worktree" | "copy";
+  real: WorkTree;
+  base: string;
+  copies: Copy[];
+}
+
+/** Worktrees of the repository at its current state, one per child, under `dir`. */
+async function worktreesIn(
+  dir: string,
+  location: Extract<Location, { kind: "git" }>,
+  count: number,
+  signal?: AbortSignal,
+): Promise<Made> {
+  const real = { path: location.top };
+  const head = await headCommit(location.top, signal);
+  const base = await snapshot(real, { parent: head, scratch: join(dir, "scratch"), signal });
+  const roots = childRoots(dir, count);
+  const copies = await makeWorktrees(location.top, location.relative, base, head, roots, signal);
+  return { kind: "worktree", real, base, copies };
+}
+
+/** Plain copies of a directory outside git, recorded through a private git dir in `dir`. */
+async function copiesIn(
+  dir: string,
+  cwd: string,
+  count: number,
+  signal?: AbortSignal,
+): Promise<Made> {
+  const real = { path: cwd, gitDir: join(dir, "git") };
+  await initPrivateGitDir(real.gitDir, signal);
+  const base = await snapshot(real, { scratch: join(dir, "scratch"), signal });
+  return {
+    kind: "copy",
+    real,
+    base,
+    copies: await makeCopies(cwd, childRoots(dir, count), signal),
+  };
+}
+
+function childRoots(dir: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => join(dir, `child-${i + 1}`));
 }
 
 /** One turn's copies and what can be done with them. */
@@ -141,19 +160,12 @@ export class IsolatedWorkspace {
   #registry: WorkspaceRegistry;
   #disposed?: Promise<void>;
 
-  constructor(
-    kind: "worktree" | "copy",
-    real: WorkTree,
-    base: string,
-    copies: Copy[],
-    dir: string,
-    registry: WorkspaceRegistry,
-  ) {
-    this.kind = kind;
-    this.realRoot = real.path;
-    this.#real = real;
-    this.#base = base;
-    this.#copies = copies;
+  constructor(made: Made, dir: string, registry: WorkspaceRegistry) {
+    this.kind = made.kind;
+    this.realRoot = made.real.path;
+    this.#real = made.real;
+    this.#base = made.base;
+    this.#copies = made.copies;
     this.#dir = dir;
     this.#registry = registry;
   }
@@ -191,9 +203,6 @@ export class IsolatedWorkspace {
     return join(this.#dir, "scratch");
   }
 }
-
-/** A reason isolation is not possible, in words for a progress line. */
-class IsolationError extends Error {}
 
 async function gitProblemOf(): Promise<string | undefined> {
   return gitVersionProblem(await gitVersion());
