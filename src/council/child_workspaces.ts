@@ -47,6 +47,7 @@ export class ChildWorkspaces {
       return new ChildWorkspaces(turn, { kind: "read-only" });
     };
     if (!isolator) return readOnly("no state directory for isolated workspaces (set HOME)");
+    turn.progress(`making ${count} isolated workspaces for the children`, "info");
     const started = turn.env.clock.now();
     const made = await isolator.isolate(cwd, count, {
       turnId: turn.request.id,
