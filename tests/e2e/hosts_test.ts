@@ -267,7 +267,18 @@ Deno.test({
       assert.ok(out.events.some((e) => e.type === "turn.completed"));
       const calls = await readFakeLog(log);
       assert.equal(calls.length, 4, "three children and one synthesizer");
-      for (const call of calls) assert.equal(call.cwd, project, "cwd from <environment_context>");
+      // The cwd comes from <environment_context>: the synthesizer works in it, and each child
+      // of this fanned-out answer turn in its own copy of it, which its prompt names instead.
+      const [synth, ...children] = [...calls].sort((a, b) =>
+        Number(b.prompt.includes("=== Candidate A ===")) -
+        Number(a.prompt.includes("=== Candidate A ==="))
+      );
+      assert.equal(synth.cwd, project);
+      assert.equal(new Set(children.map((c) => c.cwd)).size, 3);
+      for (const child of children) {
+        assert.match(child.cwd, /\/council-gateway\/workspaces\/[^/]+\/child-\d$/);
+        assert.ok(child.prompt.includes(`<cwd>${child.cwd}</cwd>`), child.prompt.slice(0, 2000));
+      }
     } finally {
       assert.equal(await gateway.stop(), 0);
     }
