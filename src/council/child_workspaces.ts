@@ -124,7 +124,13 @@ export class ChildWorkspaces {
   async diffOf(child: ChildPlan): Promise<string | undefined> {
     const changes = this.changesOf(child);
     if (!changes || this.#mode.kind !== "isolated") return undefined;
-    return await this.#mode.workspace.patch(changes, MAX_DIFF_CHARS, this.#turn.signal);
+    try {
+      return await this.#mode.workspace.patch(changes, MAX_DIFF_CHARS, this.#turn.signal);
+    } catch (err) {
+      // The files and their counts are known; only the text is missing.
+      return `(the diff cannot be shown: ${oneLine(String(err))}; it changes ` +
+        `${describeFiles(changes.files)})`;
+    }
   }
 
   /**
@@ -136,7 +142,10 @@ export class ChildWorkspaces {
     if (!changes || this.#mode.kind !== "isolated") return "No files were changed.";
     const files = describeFiles(changes.files);
     // Not the turn's signal: a cancel after this point must not leave half a patch behind.
-    const result = await this.#mode.workspace.apply(changes);
+    const result = await this.#mode.workspace.apply(changes).catch((err) => ({
+      applied: false as const,
+      reason: oneLine(err instanceof Error ? err.message : String(err)),
+    }));
     if (!result.applied) {
       this.#turn.log.warn("{label}'s changes not applied: {reason}", {
         label: child.label,

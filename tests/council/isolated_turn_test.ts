@@ -266,3 +266,28 @@ Deno.test("isolated turn: `isolation: shared` runs children in the real workspac
   }
   assert.equal(sh(repo.path, "worktree", "list").trim().split("\n").length, 1);
 });
+
+Deno.test("isolated turn: when git cannot apply at all, the answer says nothing was written", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  await gitRepo(repo.path, { "shared.txt": SHARED });
+  const { runTurn } = council(
+    state.path,
+    byAgent({
+      ...WRITERS,
+      "claude:synth": async () => {
+        // The repository disappears under the turn (say, the user deleted its .git).
+        await Deno.remove(join(repo.path, ".git"), { recursive: true });
+        return { text: "CHANGES: A\nDone." };
+      },
+    }),
+  );
+  const log = await collect(runTurn(request(repo.path), new AbortController().signal));
+  const text = log.outcome.kind === "answer" ? log.outcome.text : "";
+  assert.match(
+    text,
+    /^Done\.\n\n---\nThe chosen changes \(from claude: 2 files: .*\) were NOT applied: git diff failed .*\. Nothing was written\.$/,
+  );
+  assert.equal(await read(join(repo.path, "shared.txt")), SHARED);
+  assert.deepEqual(await listDir(state.path), [], "the copies are still removed");
+});
