@@ -21,7 +21,7 @@ Deno.test("change choice: the line names a candidate letter or none, tolerantly"
 function read(chunks: string[], count = 3): { out: string; choices: ChangeChoice[] } {
   const choices: ChangeChoice[] = [];
   const reader = new ChoiceLineReader(count, (c) => choices.push(c));
-  const out = chunks.map((c) => reader.feed(c)).join("") + reader.end();
+  const out = chunks.map((c) => reader.feed(c)).join("") + reader.flush();
   return { out, choices };
 }
 
@@ -37,16 +37,30 @@ Deno.test("change choice: a streamed choice line is held back and reported befor
   assert.deepEqual(read(["CHANGES: none"]), { out: "", choices: [{ kind: "none" }] });
 });
 
-Deno.test("change choice: an answer without a choice line passes through whole, once decided", () => {
+Deno.test("change choice: text without a choice line passes through whole; nothing is reported", () => {
   assert.deepEqual(read(["Short answer", " with no newline"]), {
     out: "Short answer with no newline",
-    choices: [{ kind: "unstated" }],
+    choices: [],
   });
   const long = "x".repeat(81);
   const reader = new ChoiceLineReader(3, () => {});
   assert.equal(reader.feed(long), long, "a long first line is not held back");
   assert.equal(reader.feed("\nmore"), "\nmore");
+  assert.deepEqual(reader.choice, { kind: "unstated" });
   assert.deepEqual(read(["First line\nsecond"]).out, "First line\nsecond");
+});
+
+Deno.test("change choice: each run of text (after a tool use) may open with it; the last wins", () => {
+  const choices: ChangeChoice[] = [];
+  const reader = new ChoiceLineReader(3, (c) => choices.push(c));
+  // Narration, a tool use (flush), then the reply proper with its choice line.
+  assert.equal(reader.feed("Let me read the diff first."), "");
+  assert.equal(reader.flush(), "Let me read the diff first.");
+  assert.equal(reader.feed("CHANGES: C\nC is right."), "C is right.");
+  assert.equal(reader.flush(), "");
+  assert.deepEqual(choices, [{ kind: "candidate", index: 2 }]);
+  assert.equal(reader.feed("CHANGES: none\n"), "");
+  assert.deepEqual(reader.choice, { kind: "none" });
 });
 
 Deno.test("change choice: strip removes the choice line from a CLI's final text", () => {
