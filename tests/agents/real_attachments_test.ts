@@ -71,6 +71,7 @@ Deno.test({
     await Deno.mkdir(`${home.path}/.codex`);
     await using work = await tempDir("council-attach-work-");
     await Deno.writeTextFile(`${work.path}/page.html`, "<div style='color:red'></div>");
+    await using state = await tempDir("council-attach-state-");
     await using upstream = startUpstream("The screenshot shows a red square.");
     const config = configOf(
       { port: 0, fanOutPolicy: "always" },
@@ -79,6 +80,7 @@ Deno.test({
     const server = startServer(config, {
       graceMs: 0,
       runAgent: testRunner({ baseEnv: cleanBaseEnv(), killGraceMs: 1000 }),
+      workspaceRoot: state.path,
     });
     try {
       const response = await fetch(`${server.origin}/v1/messages`, {
@@ -116,8 +118,18 @@ Deno.test({
       assert.ok(file, "codex shows the file's path");
       assert.match(file, /council-files-/);
       await assert.rejects(Deno.stat(dirname(file)), Deno.errors.NotFound);
-      const inWork = upstream.requests.filter((r) => JSON.stringify(r.body).includes(work.path));
-      assert.equal(inWork.length, upstream.requests.length, "every child ran in the working dir");
+      // The synthesizer runs in the working dir; each child of this fanned-out answer turn in
+      // its own copy of it (under the state dir), which its prompt names instead.
+      for (const request of upstream.requests) {
+        const body = JSON.stringify(request.body);
+        assert.ok(body.includes(work.path) !== body.includes(state.path), body.slice(0, 300));
+      }
+      assert.equal(
+        upstream.requests.filter((r) => JSON.stringify(r.body).includes(state.path)).length,
+        2,
+        "the two children worked in their copies",
+      );
+      assert.deepEqual([...Deno.readDirSync(state.path)], [], "the copies are gone");
       const left = [...Deno.readDirSync(work.path)].map((e) => e.name);
       assert.deepEqual(left, ["page.html"], "no image bytes in the working directory");
     } finally {
