@@ -29,6 +29,7 @@ import { describeGroupSpawn, machineGroupSpawn } from "./agents/group_spawn.ts";
 import { GroupKeeper } from "./agents/group_keeper.ts";
 import { recordDirectory } from "./agents/group_record.ts";
 import { COUNCIL_DEPTH_HEADER } from "./agents/env.ts";
+import { apiKeyVariables } from "./secret_variables.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
 import { SessionStore } from "./council/session.ts";
@@ -340,6 +341,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const handlers = () => {
     const runAgent = options.runAgent ?? createAgentRunner({
       passApiKeys: config.passApiKeys,
+      credentialVariables: apiKeyVariables([...config.defaultAgents, config.judge]),
       gatewayToken: config.token,
       selfOrigins: () => origins,
       pricing: config.pricing,
