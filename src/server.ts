@@ -403,6 +403,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       return app.fetch(new Request(request, { signal }), { info });
     });
   } catch (err) {
+    void keeper?.close().catch(() => {}); // its watchdog would keep the process alive
     const reason = err instanceof Deno.errors.AddrInUse
       ? "address already in use"
       : err instanceof Deno.errors.PermissionDenied
