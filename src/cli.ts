@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { bindPolicyProblem } from "./auth.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { collectSecrets, setupLogging } from "./log.ts";
+import { apiKeyVariables } from "./secret_variables.ts";
 import { ListenError, startServer } from "./server.ts";
 import { VERSION } from "./version.ts";
 import { claudeExports, codexEnv, codexInstructions, codexToml } from "./cli/connect.ts";
@@ -210,7 +211,11 @@ async function serve(args: Parsed, io: CliIo): Promise<number> {
   setupLogging({
     level: config.logLevel,
     json: config.logJson,
-    secrets: collectSecrets(config.token, io.env),
+    secrets: collectSecrets(
+      config.token,
+      io.env,
+      apiKeyVariables([...config.defaultAgents, config.judge]),
+    ),
   });
   const server = startServer(config, { handleSignals: true });
   await server.finished;

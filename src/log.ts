@@ -45,12 +45,16 @@ export const SECRET_ENV_VARS: readonly string[] = [
   ...CREDENTIAL_VARIABLES,
 ];
 
-/** Collects the secrets to mask: the gateway token plus provider keys from the environment. */
+/**
+ * Collects the secrets to mask: the gateway token plus provider keys from the environment, those
+ * of `keyVariables` (the agents' own `apiKeyEnv`) included.
+ */
 export function collectSecrets(
   token: string | undefined,
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+  keyVariables: readonly string[] = [],
 ): string[] {
-  const values = [token, ...SECRET_ENV_VARS.map((name) => env(name))];
+  const values = [token, ...[...SECRET_ENV_VARS, ...keyVariables].map((name) => env(name))];
   return [...new Set(values.filter((v): v is string => !!v && v.length >= MIN_SECRET_LENGTH))];
 }
 

@@ -12,10 +12,6 @@ export const MIN_SECRET_LENGTH = 4;
 /** Secrets learnt at run time and no longer in use that are still masked (oldest forgotten). */
 const RECENT_CAPACITY = 64;
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
-}
-
 /** The forms a secret may appear in: raw, and escaped inside a JSON string (JSON log lines). */
 function needlesOf(secrets: Iterable<string>): string[] {
   const needles = new Set<string>();
@@ -30,7 +26,7 @@ function needlesOf(secrets: Iterable<string>): string[] {
 
 /** One pattern matching every needle, longest first at each position; undefined when none. */
 function patternOf(needles: readonly string[]): RegExp | undefined {
-  return needles.length ? new RegExp(needles.map(escapeRegExp).join("|"), "g") : undefined;
+  return needles.length ? new RegExp(needles.map(RegExp.escape).join("|"), "g") : undefined;
 }
 
 /** Returns a function that masks every occurrence of the given secrets (raw or JSON-escaped). */

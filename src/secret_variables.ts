@@ -19,3 +19,14 @@ export const CREDENTIAL_VARIABLES: readonly string[] = [
  * it under this name. Never a child's business.
  */
 export const GATEWAY_TOKEN_VARIABLES: readonly string[] = ["COUNCIL_GATEWAY_TOKEN"];
+
+/**
+ * The variables that agent entries name as holding their API key (`apiKeyEnv` of HTTP agents
+ * and of the judge), besides the well-known ones: their values are secrets too.
+ */
+export function apiKeyVariables(
+  agents: readonly ({ apiKeyEnv?: string } | undefined)[],
+): string[] {
+  const named = agents.flatMap((agent) => agent?.apiKeyEnv ?? []);
+  return [...new Set(named)].filter((name) => !CREDENTIAL_VARIABLES.includes(name));
+}

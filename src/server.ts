@@ -29,6 +29,7 @@ import { describeGroupSpawn, machineGroupSpawn } from "./agents/group_spawn.ts";
 import { GroupKeeper } from "./agents/group_keeper.ts";
 import { recordDirectory } from "./agents/group_record.ts";
 import { COUNCIL_DEPTH_HEADER } from "./agents/env.ts";
+import { apiKeyVariables } from "./secret_variables.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
 import { startIsolator } from "./workspace/startup.ts";
@@ -343,6 +344,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const handlers = () => {
     const runAgent = options.runAgent ?? createAgentRunner({
       passApiKeys: config.passApiKeys,
+      credentialVariables: apiKeyVariables([...config.defaultAgents, config.judge]),
       gatewayToken: config.token,
       selfOrigins: () => origins,
       pricing: config.pricing,
@@ -412,6 +414,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       return app.fetch(new Request(request, { signal }), { info });
     });
   } catch (err) {
+    void keeper?.close().catch(() => {}); // its watchdog would keep the process alive
     const reason = err instanceof Deno.errors.AddrInUse
       ? "address already in use"
       : err instanceof Deno.errors.PermissionDenied

@@ -29,6 +29,132 @@ function inputTokensOf(usage: Record<string, unknown>): number {
     (numberField(usage, "cache_read_input_tokens") ?? 0);
 }
 
+/** What a run's parser remembers between lines. */
+interface RunState {
+  /** Text came as stream-event deltas: the `assistant` lines' text blocks repeat it. */
+  sawDelta: boolean;
+  wroteText: boolean;
+  /** The next text starts a new text block: set apart from earlier text. */
+  separatorDue: boolean;
+  /** Per-message token counts while streaming; `result.usage` replaces them at the end. */
+  messages: Map<string, { input: number; output: number }>;
+  currentMessage: string;
+}
+
+/** A piece of the run's text, set apart from earlier text when a new block began. */
+function textItems(state: RunState, piece: string): ParsedLine[] {
+  if (!piece) return [];
+  const out = state.separatorDue ? `\n\n${piece}` : piece;
+  state.separatorDue = false;
+  state.wroteText = true;
+  return [{ type: "text", text: out }];
+}
+
+/** The tokens of every message so far. */
+function runningUsage(state: RunState): ParsedLine {
+  let input = 0;
+  let output = 0;
+  for (const m of state.messages.values()) {
+    input += m.input;
+    output += m.output;
+  }
+  return { type: "usage", inputTokens: input, outputTokens: output };
+}
+
+/** One `stream_event` of the main agent: text deltas, block starts and token counts. */
+function streamEventItems(state: RunState, event: Record<string, unknown>): ParsedLine[] {
+  switch (event.type) {
+    case "message_start": {
+      const message = objectField(event, "message");
+      const usage = objectField(message, "usage");
+      state.currentMessage = stringField(message, "id") ?? `message-${state.messages.size}`;
+      state.messages.set(state.currentMessage, {
+        input: usage ? inputTokensOf(usage) : 0,
+        output: numberField(usage, "output_tokens") ?? 0,
+      });
+      return [runningUsage(state)];
+    }
+    case "content_block_start":
+      if (objectField(event, "content_block")?.type === "text" && state.wroteText) {
+        state.separatorDue = true;
+      }
+      return [];
+    case "content_block_delta": {
+      const delta = objectField(event, "delta");
+      if (delta?.type !== "text_delta") return [];
+      state.sawDelta = true;
+      return textItems(state, stringField(delta, "text") ?? "");
+    }
+    case "message_delta": {
+      const usage = objectField(event, "usage");
+      const entry = state.messages.get(state.currentMessage);
+      if (!usage || !entry) return [];
+      entry.output = numberField(usage, "output_tokens") ?? entry.output;
+      return [runningUsage(state)];
+    }
+    default:
+      return [];
+  }
+}
+
+/** An `assistant` line: its tool uses as activity, its text when no deltas carried it. */
+function assistantItems(
+  state: RunState,
+  line: Record<string, unknown>,
+  cwd: string | undefined,
+): ParsedLine[] {
+  const message = objectField(line, "message");
+  // Subagents' text is not the answer; "<synthetic>" messages are the CLI's own error notes.
+  const ownText = line.parent_tool_use_id == null && message?.model !== "<synthetic>";
+  const content = message?.content;
+  if (!Array.isArray(content)) return [];
+  const out: ParsedLine[] = [];
+  for (const block of content) {
+    if (block?.type === "tool_use" && typeof block.name === "string") {
+      out.push({ type: "activity", text: describeToolCall(block.name, block.input, cwd) });
+    } else if (block?.type === "text" && ownText && !state.sawDelta) {
+      if (state.wroteText) state.separatorDue = true;
+      out.push(...textItems(state, stringField(block, "text") ?? ""));
+    }
+  }
+  return out;
+}
+
+/** The `result` line: the run's usage and cost, and its final answer or error. */
+function resultItems(line: Record<string, unknown>): ParsedLine[] {
+  const out: ParsedLine[] = [];
+  const usage = objectField(line, "usage");
+  const cost = numberField(line, "total_cost_usd");
+  if (usage || cost !== undefined) {
+    out.push({
+      type: "usage",
+      ...(usage ? { inputTokens: inputTokensOf(usage) } : {}),
+      ...(usage ? { outputTokens: numberField(usage, "output_tokens") ?? 0 } : {}),
+      ...(cost !== undefined ? { costUsd: cost } : {}),
+    });
+  }
+  const answer = stringField(line, "result");
+  const subtype = stringField(line, "subtype") ?? "";
+  let error: string | undefined;
+  if (line.is_error === true) {
+    error = oneLine(answer || subtype || "is_error result", 300);
+  } else if (subtype.startsWith("error")) {
+    const errors = Array.isArray(line.errors) ? line.errors.map(String).join("; ") : "";
+    error = oneLine(errors ? `${subtype}: ${errors}` : subtype, 300);
+  }
+  out.push({ type: "final", ...(answer !== undefined ? { text: answer } : {}), error });
+  return out;
+}
+
+/** A `system` line: an API retry is shown as activity; the others say nothing of the run. */
+function systemItems(line: Record<string, unknown>): ParsedLine[] {
+  if (line.subtype !== "api_retry") return [];
+  const status = numberField(line, "error_status") ?? stringField(line, "error") ?? "";
+  const attempt = numberField(line, "attempt") ?? "?";
+  const most = numberField(line, "max_retries") ?? "?";
+  return [{ type: "activity", text: `API retry ${attempt}/${most} (${status})` }];
+}
+
 /**
  * A parser for one run. Text comes live from `stream_event` text deltas; when a run has none
  * (no --include-partial-messages), from the `assistant` text blocks instead, never both. The
@@ -36,109 +162,13 @@ function inputTokensOf(usage: Record<string, unknown>): number {
  * activity only.
  */
 export function createClaudeParser(context: ParserContext = {}): (line: string) => ParsedLine[] {
-  let sawDelta = false;
-  let wroteText = false;
-  let separatorDue = false;
-  // Per-message token counts while streaming; `result.usage` replaces them at the end.
-  const messages = new Map<string, { input: number; output: number }>();
-  let currentMessage = "";
-
-  const text = (piece: string): ParsedLine[] => {
-    if (!piece) return [];
-    const out = separatorDue ? `\n\n${piece}` : piece;
-    separatorDue = false;
-    wroteText = true;
-    return [{ type: "text", text: out }];
+  const state: RunState = {
+    sawDelta: false,
+    wroteText: false,
+    separatorDue: false,
+    messages: new Map(),
+    currentMessage: "",
   };
-  const runningUsage = (): ParsedLine => {
-    let input = 0;
-    let output = 0;
-    for (const m of messages.values()) {
-      input += m.input;
-      output += m.output;
-    }
-    return { type: "usage", inputTokens: input, outputTokens: output };
-  };
-
-  const streamEvent = (event: Record<string, unknown>): ParsedLine[] => {
-    switch (event.type) {
-      case "message_start": {
-        const message = objectField(event, "message");
-        const usage = objectField(message, "usage");
-        currentMessage = stringField(message, "id") ?? `message-${messages.size}`;
-        messages.set(currentMessage, {
-          input: usage ? inputTokensOf(usage) : 0,
-          output: numberField(usage, "output_tokens") ?? 0,
-        });
-        return [runningUsage()];
-      }
-      case "content_block_start":
-        if (objectField(event, "content_block")?.type === "text" && wroteText) separatorDue = true;
-        return [];
-      case "content_block_delta": {
-        const delta = objectField(event, "delta");
-        if (delta?.type !== "text_delta") return [];
-        sawDelta = true;
-        return text(stringField(delta, "text") ?? "");
-      }
-      case "message_delta": {
-        const usage = objectField(event, "usage");
-        const entry = messages.get(currentMessage);
-        if (!usage || !entry) return [];
-        entry.output = numberField(usage, "output_tokens") ?? entry.output;
-        return [runningUsage()];
-      }
-      default:
-        return [];
-    }
-  };
-
-  const assistant = (line: Record<string, unknown>): ParsedLine[] => {
-    const message = objectField(line, "message");
-    // Subagents' text is not the answer; "<synthetic>" messages are the CLI's own error notes.
-    const ownText = line.parent_tool_use_id == null && message?.model !== "<synthetic>";
-    const content = message?.content;
-    if (!Array.isArray(content)) return [];
-    const out: ParsedLine[] = [];
-    for (const block of content) {
-      if (block?.type === "tool_use" && typeof block.name === "string") {
-        out.push({
-          type: "activity",
-          text: describeToolCall(block.name, block.input, context.cwd),
-        });
-      } else if (block?.type === "text" && ownText && !sawDelta) {
-        if (wroteText) separatorDue = true;
-        out.push(...text(stringField(block, "text") ?? ""));
-      }
-    }
-    return out;
-  };
-
-  const result = (line: Record<string, unknown>): ParsedLine[] => {
-    const out: ParsedLine[] = [];
-    const usage = objectField(line, "usage");
-    const cost = numberField(line, "total_cost_usd");
-    if (usage || cost !== undefined) {
-      out.push({
-        type: "usage",
-        ...(usage ? { inputTokens: inputTokensOf(usage) } : {}),
-        ...(usage ? { outputTokens: numberField(usage, "output_tokens") ?? 0 } : {}),
-        ...(cost !== undefined ? { costUsd: cost } : {}),
-      });
-    }
-    const answer = stringField(line, "result");
-    const subtype = stringField(line, "subtype") ?? "";
-    let error: string | undefined;
-    if (line.is_error === true) {
-      error = oneLine(answer || subtype || "is_error result", 300);
-    } else if (subtype.startsWith("error")) {
-      const errors = Array.isArray(line.errors) ? line.errors.map(String).join("; ") : "";
-      error = oneLine(errors ? `${subtype}: ${errors}` : subtype, 300);
-    }
-    out.push({ type: "final", ...(answer !== undefined ? { text: answer } : {}), error });
-    return out;
-  };
-
   return (raw) => {
     const line = parseJsonLine(raw);
     if (line === "blank") return [];
@@ -146,23 +176,14 @@ export function createClaudeParser(context: ParserContext = {}): (line: string) 
     switch (line.type) {
       case "stream_event": {
         const event = objectField(line, "event");
-        return event && line.parent_tool_use_id == null ? streamEvent(event) : [];
+        return event && line.parent_tool_use_id == null ? streamEventItems(state, event) : [];
       }
       case "assistant":
-        return assistant(line);
+        return assistantItems(state, line, context.cwd);
       case "system":
-        if (line.subtype === "api_retry") {
-          const status = numberField(line, "error_status") ?? stringField(line, "error") ?? "";
-          return [{
-            type: "activity",
-            text: `API retry ${numberField(line, "attempt") ?? "?"}/${
-              numberField(line, "max_retries") ?? "?"
-            } (${status})`,
-          }];
-        }
-        return [];
+        return systemItems(line);
       case "result":
-        return result(line);
+        return resultItems(line);
       default:
         return [];
     }

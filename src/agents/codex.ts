@@ -38,6 +38,50 @@ const WRITE_ENABLING_FLAGS: FlagSpec[] = [
 
 const CHANGE_VERBS: Record<string, string> = { add: "Write", delete: "Delete", update: "Edit" };
 
+/** The activity line of a tool item (a command once, when first seen), or none. */
+function toolActivity(
+  event: string,
+  it: Record<string, unknown>,
+  cwd: string | undefined,
+  shownCommands: Set<string>,
+): ParsedLine[] {
+  switch (it.type) {
+    case "command_execution": {
+      // Shown once, when it starts (or when only its completion was printed).
+      const id = stringField(it, "id") ?? "";
+      if (shownCommands.has(id)) return [];
+      shownCommands.add(id);
+      return [{
+        type: "activity",
+        text: activityText(`$ ${unwrapShell(stringField(it, "command") ?? "")}`),
+      }];
+    }
+    case "file_change": {
+      if (event !== "item.completed") return [];
+      const changes = Array.isArray(it.changes) ? it.changes : [];
+      return changes.map((change): ParsedLine => ({
+        type: "activity",
+        text: activityText(
+          `${CHANGE_VERBS[stringField(change, "kind") ?? ""] ?? "Change"} ${
+            shortPath(stringField(change, "path") ?? "", cwd)
+          }`,
+        ),
+      }));
+    }
+    case "mcp_tool_call": {
+      if (event !== "item.started") return [];
+      const name = [stringField(it, "server"), stringField(it, "tool")].filter(Boolean).join(".");
+      return [{ type: "activity", text: activityText(`Tool ${name}`) }];
+    }
+    case "web_search":
+      return event === "item.started"
+        ? [{ type: "activity", text: activityText(`Search ${stringField(it, "query") ?? ""}`) }]
+        : [];
+    default:
+      return [];
+  }
+}
+
 /**
  * A parser for one run. Each `agent_message` item is text (a retried stream repeats the same
  * message: repeats are not sent twice); the last one is the final answer. Non-fatal `error`
@@ -48,51 +92,15 @@ export function createCodexParser(context: ParserContext = {}): (line: string) =
   const shownCommands = new Set<string>();
 
   const item = (event: string, it: Record<string, unknown>): ParsedLine[] => {
-    const id = stringField(it, "id") ?? "";
-    switch (it.type) {
-      case "agent_message": {
-        if (event !== "item.completed") return [];
-        const text = stringField(it, "text") ?? "";
-        if (text === lastMessage) return [];
-        const out: ParsedLine[] = text
-          ? [{ type: "text", text: lastMessage === undefined ? text : `\n\n${text}` }]
-          : [];
-        lastMessage = text;
-        return out;
-      }
-      case "command_execution": {
-        // Shown once, when it starts (or when only its completion was printed).
-        if (shownCommands.has(id)) return [];
-        shownCommands.add(id);
-        return [{
-          type: "activity",
-          text: activityText(`$ ${unwrapShell(stringField(it, "command") ?? "")}`),
-        }];
-      }
-      case "file_change": {
-        if (event !== "item.completed") return [];
-        const changes = Array.isArray(it.changes) ? it.changes : [];
-        return changes.map((change): ParsedLine => ({
-          type: "activity",
-          text: activityText(
-            `${CHANGE_VERBS[stringField(change, "kind") ?? ""] ?? "Change"} ${
-              shortPath(stringField(change, "path") ?? "", context.cwd)
-            }`,
-          ),
-        }));
-      }
-      case "mcp_tool_call": {
-        if (event !== "item.started") return [];
-        const name = [stringField(it, "server"), stringField(it, "tool")].filter(Boolean).join(".");
-        return [{ type: "activity", text: activityText(`Tool ${name}`) }];
-      }
-      case "web_search":
-        return event === "item.started"
-          ? [{ type: "activity", text: activityText(`Search ${stringField(it, "query") ?? ""}`) }]
-          : [];
-      default:
-        return [];
-    }
+    if (it.type !== "agent_message") return toolActivity(event, it, context.cwd, shownCommands);
+    if (event !== "item.completed") return [];
+    const text = stringField(it, "text") ?? "";
+    if (text === lastMessage) return [];
+    const out: ParsedLine[] = text
+      ? [{ type: "text", text: lastMessage === undefined ? text : `\n\n${text}` }]
+      : [];
+    lastMessage = text;
+    return out;
   };
 
   return (raw) => {

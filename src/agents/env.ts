@@ -43,6 +43,11 @@ export interface ChildEnvOptions {
   /** The gateway's environment (or a test's stand-in). */
   base: Readonly<Record<string, string>>;
   passApiKeys: boolean;
+  /**
+   * Variables holding provider keys besides the well-known ones (the `apiKeyEnv` of HTTP
+   * agents): kept from children like those, unless `passApiKeys`.
+   */
+  credentialVariables?: readonly string[];
   selfOrigins: readonly string[];
   /** What the CLI's adapter needs (e.g. IS_SANDBOX=1 for claude as root). */
   adapterEnv?: Readonly<Record<string, string>>;
@@ -68,7 +73,7 @@ function withDepthHeader(existing: string | undefined): string {
 /** The options the gateway's own variables are scrubbed by (the same for every child). */
 export type ScrubOptions = Pick<
   ChildEnvOptions,
-  "base" | "passApiKeys" | "selfOrigins" | "withheld"
+  "base" | "passApiKeys" | "selfOrigins" | "withheld" | "credentialVariables"
 >;
 
 /**
@@ -91,12 +96,12 @@ export function holdsWithheld(value: string, withheld: readonly string[]): boole
  * unless `passApiKeys`, no URL that reaches the gateway (pure).
  */
 export function scrubBaseEnv(options: ScrubOptions): Record<string, string> {
-  const credentials = new Set(CREDENTIAL_VARIABLES);
+  const credentials = new Set([...CREDENTIAL_VARIABLES, ...(options.credentialVariables ?? [])]);
   const dropped = new Set([...HOST_MARKER_VARIABLES, ...GATEWAY_TOKEN_VARIABLES]);
   // Without passApiKeys a key copied under another name (MY_KEY=$OPENAI_API_KEY) stays out too.
   const keys = options.passApiKeys
     ? []
-    : CREDENTIAL_VARIABLES.map((name) => options.base[name]).filter((v) => v !== undefined);
+    : [...credentials].map((name) => options.base[name]).filter((v) => v !== undefined);
   const withheld = [...(options.withheld ?? []), ...keys];
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.base)) {

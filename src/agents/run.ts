@@ -27,6 +27,8 @@ export const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
 export interface AgentRunnerOptions {
   /** Config `passApiKeys`: keep provider credentials in the child's environment. */
   passApiKeys: boolean;
+  /** Variables holding HTTP agents' keys (`apiKeyVariables`): no CLI child gets them either. */
+  credentialVariables?: readonly string[];
   /** The gateway's own inbound token: no child gets it, under any variable name. */
   gatewayToken?: string;
   /** This gateway's own origins (e.g. http://127.0.0.1:6767), known once it listens. */
@@ -94,7 +96,13 @@ function settingsOf(options: AgentRunnerOptions): CliSettings & HttpSettings {
       const origins = selfOrigins.join("\n");
       if (scrubbed?.origins !== origins) {
         const base = options.baseEnv ?? gatewayEnv();
-        const env = scrubBaseEnv({ base, passApiKeys: options.passApiKeys, withheld, selfOrigins });
+        const env = scrubBaseEnv({
+          base,
+          passApiKeys: options.passApiKeys,
+          credentialVariables: options.credentialVariables,
+          withheld,
+          selfOrigins,
+        });
         scrubbed = { origins, env };
       }
       return scrubbed.env;

@@ -86,6 +86,16 @@ Deno.test("childEnv keeps credentials and adds the host's only with passApiKeys"
   assert.equal(on.SVC_GATEWAY_TOKEN, undefined, "the gateway's own token never passes");
 });
 
+Deno.test("childEnv: an HTTP agent's apiKeyEnv is a credential like the well-known ones", () => {
+  const base = { ...BASE, OPENROUTER_KEY: "sk-or-v1-0a1b2c3d", COPY: "sk-or-v1-0a1b2c3d" };
+  const options = { base, selfOrigins: SELF, credentialVariables: ["OPENROUTER_KEY"] };
+  const off = childEnv({ ...options, passApiKeys: false });
+  assert.equal(off.OPENROUTER_KEY, undefined);
+  assert.equal(off.COPY, undefined, "nor under another name");
+  const on = childEnv({ ...options, passApiKeys: true });
+  assert.equal(on.OPENROUTER_KEY, "sk-or-v1-0a1b2c3d");
+});
+
 Deno.test("childEnv: the agent's explicit env wins, after the adapter's", () => {
   const env = childEnv({
     base: BASE,

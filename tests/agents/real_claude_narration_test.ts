@@ -12,6 +12,7 @@ import { deps, post, serve, SseReader } from "../protocol/helpers.ts";
 import { testConfig } from "../council/helpers.ts";
 import { startNarratingStub } from "./narrating_stub.ts";
 import { findTestCli, tempDir, testRunner } from "./support.ts";
+import { within } from "../wait.ts";
 
 const claude = findTestCli("claude", /Claude Code/);
 if (!claude.path) console.log(`real_claude_narration_test: skipped: ${claude.reason}`);
@@ -104,13 +105,11 @@ Deno.test({
     );
     await using reader = new SseReader(response);
     // Bounded: a gateway that held the answer until the child exits would wait here forever.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const first = await Promise.race([
+    const first = await within(
       reader.until("response.output_text.delta"),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("no answer delta while the child runs")), 30_000);
-      }),
-    ]).finally(() => clearTimeout(timer));
+      "an answer delta while the child runs",
+      30_000,
+    );
     // The child is still streaming: its last chunk waits for `release`.
     assert.equal(stub.answered, 1, "the child got its tool result and is answering");
     assert.ok(first.data.delta.startsWith("The notes open"), first.data.delta);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { apiKeyVariables } from "../../src/secret_variables.ts";
 import { getLogger, resetSync } from "@logtape/logtape";
 import {
   collectSecrets,
@@ -114,6 +115,20 @@ Deno.test("log: collectSecrets takes the token and provider keys, skipping trivi
   const redact = createRedactor(["abcd", "abcdef"]);
   assert.equal(redact("x abcdef y abcd"), "x *** y ***");
   assert.equal(createRedactor([])("unchanged"), "unchanged");
+});
+
+Deno.test("log: collectSecrets also takes the keys of the agents' own apiKeyEnv variables", () => {
+  const variables = apiKeyVariables([
+    { apiKeyEnv: "OPENROUTER_KEY" },
+    { apiKeyEnv: "OPENAI_API_KEY" },
+    {},
+    undefined,
+    { apiKeyEnv: "OPENROUTER_KEY" },
+  ]);
+  assert.deepEqual(variables, ["OPENROUTER_KEY"], "named once; the well-known ones are already in");
+  const env = envOf({ OPENROUTER_KEY: "sk-or-v1-0a1b2c3d", HOME: "/root" });
+  assert.deepEqual(collectSecrets(undefined, env), []);
+  assert.deepEqual(collectSecrets(undefined, env, variables), ["sk-or-v1-0a1b2c3d"]);
 });
 
 /** Any character a terminal could act on, besides the line's own trailing newline. */

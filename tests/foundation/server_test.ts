@@ -15,6 +15,9 @@ import {
 } from "../../src/server.ts";
 import { selfOriginsFor } from "../../src/origins.ts";
 import { envOf } from "./helpers.ts";
+import { configOf } from "../test_config.ts";
+import { fakeAgent } from "../fixtures/fakes.ts";
+import { eventually } from "../wait.ts";
 
 const TOKEN = "t0ken-Secret-42";
 
@@ -440,6 +443,40 @@ Deno.test("startServer: a port in use is a ListenError", async () => {
   } finally {
     listener.close();
   }
+});
+
+/** Pids of this test process's children whose command line matches `pattern` (ps). */
+async function childrenMatching(pattern: RegExp): Promise<number[]> {
+  const out = await new Deno.Command("ps", { args: ["-A", "-o", "pid=,ppid=,args="] }).output();
+  return new TextDecoder().decode(out.stdout).split("\n").flatMap((line) => {
+    const [pid, ppid, ...args] = line.trim().split(/\s+/);
+    return Number(ppid) === Deno.pid && pattern.test(args.join(" ")) ? [Number(pid)] : [];
+  });
+}
+
+Deno.test({
+  name: "startServer: a port in use leaves no watchdog behind",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const watchdogs = () => childrenMatching(/council-gateway-watchdog/);
+    const before = (await watchdogs()).length;
+    try {
+      const port = (listener.addr as Deno.NetAddr).port;
+      // A CLI agent: the gateway keeps a watchdog for its children.
+      const config = configOf({ port }, [{ ...fakeAgent("claude"), name: "claude" }]);
+      await withLogs(() => {
+        assert.throws(() => startServer(config), ListenError);
+        return Promise.resolve();
+      });
+      await eventually(
+        async () => (await watchdogs()).length === before,
+        "the watchdog of the gateway that could not listen to end",
+      );
+    } finally {
+      listener.close();
+    }
+  },
 });
 
 Deno.test("startServer: shutdown lets in-flight requests finish, then cancels them via the request signal", async () => {
