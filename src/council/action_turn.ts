@@ -14,6 +14,7 @@ import {
 } from "./actions.ts";
 import { callAgent, childFailure, type ChildReply, runChildren } from "./calls.ts";
 import type { Failure } from "./notices.ts";
+import { choiceOf } from "./choice.ts";
 import type { RunPlan } from "./plan.ts";
 import { actionPrompt, selectionPrompt } from "./prompts.ts";
 import { synthesizerOrder } from "./synthesizers.ts";
@@ -103,6 +104,10 @@ async function select(
     const chosen = resolveChoice(parseChoice(result.text), groups);
     if (chosen) {
       turn.progress(`${agent.name} chose ${chosen.describe}`, "info");
+      turn.env.observer.synthesizerChose(
+        request.id,
+        choiceOf(agent.name, chosen, ballots, replies),
+      );
       return chosen.proposal;
     }
     turn.progress(`${agent.name}'s choice is unusable`, "info");

@@ -70,6 +70,13 @@ export async function callAgent(
     options.label,
     !options.writesAnswer && options.role !== "judge",
   );
+  const watch = turn.env.observer.callStarted(turn.request.id, {
+    label: options.label,
+    agent: agent.name,
+    role: options.role,
+    model: options.model ?? agent.model,
+    startedAt: turn.env.clock.now(),
+  });
   let result: AgentResult;
   try {
     result = await runAgent(agent, prompt, {
@@ -84,6 +91,7 @@ export async function callAgent(
       attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
       onEvent: (event) => {
         tracker.onEvent(event);
+        watch.event(event);
         if (options.writesAnswer) toAnswer(turn, agent, options, event);
       },
     });
@@ -106,6 +114,7 @@ export async function callAgent(
   };
   turn.calls.push(call);
   turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
+  watch.ended(call);
   // The narrator's finish line is the call's one log line (at warn when it failed).
   tracker.finished(result);
   return result;

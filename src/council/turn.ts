@@ -2,6 +2,7 @@
  * Runs council turns: each one as a live event stream, from the session check through planning
  * to the answer or action step and the single `done`.
  */
+import { getLogger } from "@logtape/logtape";
 import { type Clock, systemClock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { RunAgent } from "../agents/types.ts";
@@ -18,10 +19,13 @@ import { redactedEvents } from "./redacted.ts";
 import { SessionStore } from "./session.ts";
 import { TurnContext, type TurnEnv } from "./turn_context.ts";
 import { finishTurn } from "./turn_end.ts";
+import { guardObserver, NO_OBSERVER, type TurnObserver } from "./observer.ts";
 import { planStep } from "./turn_plan.ts";
 import type { Outcome, RunTurn, TurnEvent, TurnRequest } from "./types.ts";
 
 export type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
+
+const logger = getLogger(["council-gateway", "council"]);
 
 export interface CouncilDeps {
   config: Readonly<Config>;
@@ -37,6 +41,8 @@ export interface CouncilDeps {
   journal?: TurnJournal;
   /** Makes isolated workspaces for fanned-out answer turns (none: such children run read-only). */
   isolator?: Isolator;
+  /** Told about every turn and call as it runs (live status). */
+  observer?: TurnObserver;
 }
 
 export interface Council {
@@ -46,15 +52,25 @@ export interface Council {
 }
 
 export function createCouncil(deps: CouncilDeps): Council {
+  const observer = deps.observer
+    ? guardObserver(deps.observer, (error) => logger.warn("observer failed: {error}", { error }))
+    : NO_OBSERVER;
   const env: TurnEnv = {
     config: deps.config,
     runAgent: deps.runAgent,
     clock: deps.clock ?? systemClock,
     random: deps.random ?? Math.random,
     sessions: deps.sessions ?? new SessionStore(deps.config.sessionCapacity),
-    onTurnEnd: deps.onTurnEnd,
+    onTurnEnd: (record) => {
+      try {
+        deps.onTurnEnd?.(record);
+      } finally {
+        observer.turnEnded(record);
+      }
+    },
     journal: deps.journal,
     isolator: deps.isolator,
+    observer,
   };
   return {
     sessions: env.sessions,
@@ -115,6 +131,14 @@ async function runSteps(turn: TurnContext): Promise<void> {
     },
   );
   turn.log.debug("ask: {ask}", { ask: request.ask });
+  turn.env.observer.turnStarted({
+    turnId: request.id,
+    sessionKey: request.sessionKey,
+    model: request.model,
+    kind: request.tools.length > 0 ? "action" : "answer",
+    continuation: request.continuation,
+    startedAt: turn.startedAt,
+  });
   if (request.cwdNote) turn.progress(request.cwdNote, "info");
   if (config.defaultAgents.length === 0) {
     turn.log.warn("no agents configured");

@@ -15,6 +15,7 @@ import { oneLine } from "../text.ts";
 import type { TurnJournal, TurnStart } from "./journal.ts";
 import type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
 import type { SessionStore, Ticket } from "./session.ts";
+import type { TurnObserver } from "./observer.ts";
 import type { Outcome, TurnEvent, TurnRequest } from "./types.ts";
 
 /** What every turn of a council runs against. */
@@ -28,6 +29,7 @@ export interface TurnEnv {
   journal?: TurnJournal;
   /** Makes isolated workspaces for fanned-out answer turns (none: children run read-only). */
   isolator?: Isolator;
+  observer: TurnObserver;
 }
 
 const logger = getLogger(["council-gateway", "council"]);

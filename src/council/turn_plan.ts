@@ -32,6 +32,7 @@ export async function planStep(turn: TurnContext): Promise<RunPlan> {
   const children = plan.kind === "single" ? [plan.child] : plan.children;
   turn.consulted = children.map((c) => c.label);
   turn.decision = { kind: plan.kind, reason: plan.reason, agents: [...turn.consulted] };
+  turn.env.observer.turnDecided(request.id, turn.decision);
   const who = plan.kind === "single"
     ? `one agent: ${plan.child.label}${plan.child.model ? ` (${plan.child.model})` : ""}`
     : `${children.length} agents: ${turn.consulted.join(", ")}`;
