@@ -33,10 +33,18 @@ import { apiKeyVariables } from "./secret_variables.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
 import { startIsolator } from "./workspace/startup.ts";
+import type { TurnJournal } from "./council/journal.ts";
 import { SessionStore } from "./council/session.ts";
 import { openLedger } from "./ledger.ts";
 import { type CollectGarbage, exposedGc, IdleCollector } from "./idle_gc.ts";
 import { InFlightTurns } from "./inflight.ts";
+import {
+  mountPublicStatusRoutes,
+  mountStatusRoutes,
+  type StatusRoutesDeps,
+} from "./status/routes.ts";
+import { StatusStore } from "./status/store.ts";
+import { VERSION } from "./version.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
 export const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
@@ -127,6 +135,8 @@ export interface AppDeps {
    * without a listener) the configured host and loopback names are accepted on any port.
    */
   origins?: () => readonly string[];
+  /** The status surface (health, dashboard, status API); absent: those paths are 404. */
+  status?: StatusRoutesDeps;
 }
 
 const COUNCIL_PATHS: ReadonlySet<string> = new Set([PATHS.messages, PATHS.responses]);
@@ -175,6 +185,7 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   app.use("*", requireKnownHost(ownHosts, refuse), requireLoopbackOrigin(refuse));
+  if (deps.status) mountPublicStatusRoutes(app, deps.status);
 
   app.use("*", async (c, next) => {
     if (c.req.header(DEPTH_HEADER) !== undefined) {
@@ -193,6 +204,7 @@ export function createApp(deps: AppDeps): Hono {
 
   // Hono answers HEAD with the GET route; SPEC §4 allows only the four method/path pairs.
   app.use("*", (c, next) => c.req.raw.method === "HEAD" ? Promise.resolve(c.notFound()) : next());
+  if (deps.status) mountStatusRoutes(app, deps.status);
 
   const body = async (
     c: Context,
@@ -284,6 +296,8 @@ export interface ServerOptions {
   idleCollectMs?: number;
   /** Where isolated workspaces are kept (default: the user's state dir; null: none). */
   workspaceRoot?: string | null;
+  /** The status store to serve (default: a new one). */
+  status?: StatusStore;
 }
 
 export interface RunningServer {
@@ -301,6 +315,13 @@ export interface RunningServer {
   finished: Promise<void>;
   /** Starts a graceful shutdown (a second call cancels in-flight turns at once). */
   shutdown(): Promise<void>;
+  /** The live status the status API serves. */
+  status: StatusStore;
+  /**
+   * Serves `config` from the next request on; turns already running keep theirs. The listener
+   * stays where it is (host and port apply after a restart).
+   */
+  reload(config: Readonly<Config>): void;
 }
 
 export const DEFAULT_GRACE_MS = 3000;
@@ -341,7 +362,14 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     ? new GroupKeeper({ dir: recordDirectory(readEnv), graceMs: DEFAULT_KILL_GRACE_MS, log })
     : undefined;
 
-  const handlers = () => {
+  // Shared by every configuration a reload brings: sessions (seeded from the ledger, which
+  // records every finished turn) and the live status.
+  const status = options.status ?? new StatusStore(clock);
+  const startedAt = options.startedAt ?? new Date(clock.now());
+  let shared:
+    | { sessions: SessionStore; journal?: TurnJournal; isolator: ReturnType<typeof startIsolator> }
+    | undefined;
+  const handlers = (config: Readonly<Config>) => {
     const runAgent = options.runAgent ?? createAgentRunner({
       passApiKeys: config.passApiKeys,
       credentialVariables: apiKeyVariables([...config.defaultAgents, config.judge]),
@@ -351,17 +379,21 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       groups: keeper,
     });
     // With a ledger, sessions start from its counters and each turn's start, calls and end are
-    // appended.
-    const sessions = new SessionStore(config.sessionCapacity);
-    const journal = config.ledger ? openLedger(config.ledger, sessions) : undefined;
-    const isolator = startIsolator(options.workspaceRoot, log);
+    // appended; isolated workspaces live in one registry (swept of a crashed gateway's at start).
+    if (!shared) {
+      const sessions = new SessionStore(config.sessionCapacity);
+      shared = {
+        sessions,
+        journal: config.ledger ? openLedger(config.ledger, sessions) : undefined,
+        isolator: startIsolator(options.workspaceRoot, log),
+      };
+    }
     const council = createCouncil({
       config,
       runAgent,
       clock: options.clock,
-      sessions,
-      journal,
-      isolator,
+      ...shared,
+      observer: status,
     });
     const deps = {
       runTurn: inFlight.wrap(council.runTurn),
@@ -383,16 +415,30 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       responses: options.responses ?? createResponsesHandler(deps),
     };
   };
-  const wired = options.messages && options.responses
-    ? { messages: options.messages, responses: options.responses }
-    : handlers();
-  const app = createApp({
-    config,
-    ...wired,
-    logger: options.logger,
-    startedAt: options.startedAt,
-    origins: () => origins,
-  });
+  let current = config;
+  // One app per configuration: a turn runs to its end on the council it started with.
+  const buildApp = (config: Readonly<Config>) =>
+    createApp({
+      config,
+      ...(options.messages && options.responses
+        ? { messages: options.messages, responses: options.responses }
+        : handlers(config)),
+      logger: options.logger,
+      startedAt,
+      origins: () => origins,
+      status: {
+        store: status,
+        info: () => ({
+          version: VERSION,
+          startedAt: startedAt.getTime(),
+          configPath: current.configPath,
+        }),
+        authOn: () => Boolean(current.token),
+        clock: options.clock,
+      },
+    });
+  let app = buildApp(config);
+  status.knowAgents(config.defaultAgents.map((agent) => agent.name));
 
   const stopping = new AbortController();
   let server: Deno.HttpServer<Deno.NetAddr>;
@@ -519,5 +565,12 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     signal: stopping.signal,
     finished,
     shutdown,
+    status,
+    reload(next) {
+      secrets.add(next.token);
+      app = buildApp(next);
+      current = next;
+      status.knowAgents(next.defaultAgents.map((agent) => agent.name));
+    },
   };
 }

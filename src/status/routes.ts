@@ -1,0 +1,139 @@
+/**
+ * The status surface over HTTP: `GET /health` (no auth), the dashboard page at `GET /`, and, behind
+ * the gateway's auth, the status document (`GET /v1/council/status`) and its live stream
+ * (`GET /v1/council/events`, SSE).
+ */
+import type { Context, Hono, Next } from "hono";
+import { type Clock, systemClock, type TimerId } from "../clock.ts";
+import { isLoopbackHost } from "../origins.ts";
+import { sseResponse } from "../protocol/sse.ts";
+import { DASHBOARD_CSP, dashboardPage } from "./dashboard/page.ts";
+import { sessionKeysFor } from "./session_lookup.ts";
+import type { GatewayInfo, StatusStore } from "./store.ts";
+import type { StatusDocument } from "./types.ts";
+
+export const STATUS_PATHS = {
+  health: "/health",
+  dashboard: "/",
+  status: "/v1/council/status",
+  events: "/v1/council/events",
+} as const;
+
+/** The least time between two status frames on the stream. */
+export const EVENTS_MIN_GAP_MS = 500;
+/** While a turn runs, a frame at least this often (its elapsed times move). */
+export const EVENTS_TICK_MS = 1000;
+export const EVENTS_KEEP_ALIVE_MS = 15_000;
+
+export interface StatusRoutesDeps {
+  store: StatusStore;
+  info: () => GatewayInfo;
+  /** Whether a token is configured now (the dashboard then asks for it). */
+  authOn: () => boolean;
+  clock?: Clock;
+}
+
+/** A Deno.serve `info` (the peer's address) when the app was called by a listener. */
+function peerHost(c: Context): string | undefined {
+  const env = c.env as { info?: { remoteAddr?: { hostname?: string } } } | undefined;
+  return env?.info?.remoteAddr?.hostname;
+}
+
+/** Hono answers HEAD with a GET route; only GET is served here (HEAD falls through to 404). */
+const getOnly =
+  (handler: (c: Context) => Response | Promise<Response>) => (c: Context, next: Next) =>
+    c.req.raw.method === "GET" ? handler(c) : next();
+
+/** Routes that need no token: registered before the gateway's auth. */
+export function mountPublicStatusRoutes(app: Hono, deps: StatusRoutesDeps): void {
+  app.get(
+    STATUS_PATHS.health,
+    getOnly((c) => c.json({ ok: true, version: deps.info().version })),
+  );
+  app.get(
+    STATUS_PATHS.dashboard,
+    getOnly((c) => {
+      const auth = deps.authOn();
+      const peer = peerHost(c);
+      // Without a token the page would show everything to whoever reaches the port.
+      if (!auth && peer !== undefined && !isLoopbackHost(peer)) {
+        return c.json({
+          type: "error",
+          error: {
+            type: "permission_error",
+            message: "the dashboard is served only to this machine when no token is set",
+          },
+        }, 403);
+      }
+      return c.html(dashboardPage({ auth }), 200, {
+        "content-security-policy": DASHBOARD_CSP,
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+        "cache-control": "no-store",
+      });
+    }),
+  );
+}
+
+async function documentFor(
+  deps: StatusRoutesDeps,
+  session: string | undefined,
+): Promise<StatusDocument> {
+  if (session === undefined || session === "") return deps.store.document(deps.info());
+  for (const key of await sessionKeysFor(session)) {
+    const doc = deps.store.document(deps.info(), key);
+    if (doc.session) return doc;
+  }
+  return deps.store.document(deps.info(), session);
+}
+
+/** Routes behind the gateway's auth. */
+export function mountStatusRoutes(app: Hono, deps: StatusRoutesDeps): void {
+  const clock = deps.clock ?? systemClock;
+  app.get(
+    STATUS_PATHS.status,
+    getOnly(async (c) => {
+      const doc = await documentFor(deps, c.req.query("session"));
+      return c.json(doc, 200, { "cache-control": "no-store" });
+    }),
+  );
+  app.get(STATUS_PATHS.events, getOnly((c) => statusEvents(deps, clock, c.req.raw.signal)));
+}
+
+/** The status document as an SSE stream: at once, then after changes and while turns run. */
+function statusEvents(deps: StatusRoutesDeps, clock: Clock, requestSignal: AbortSignal): Response {
+  return sseResponse({
+    clock,
+    keepAliveMs: EVENTS_KEEP_ALIVE_MS,
+    keepAlive: () => ({ event: "ping", data: {} }),
+    requestSignal,
+    run: (channel) =>
+      new Promise<void>((resolve) => {
+        let lastSent = -Infinity;
+        let pending: TimerId | undefined;
+        const push = () => {
+          pending = undefined;
+          lastSent = clock.now();
+          channel.send({ event: "status", data: deps.store.document(deps.info()) });
+        };
+        const schedule = () => {
+          if (pending !== undefined) return;
+          const wait = Math.max(0, EVENTS_MIN_GAP_MS - (clock.now() - lastSent));
+          pending = clock.setTimeout(push, wait);
+        };
+        push();
+        const unsubscribe = deps.store.subscribe(schedule);
+        const tick = clock.setInterval(() => {
+          if (deps.store.live().length > 0) schedule();
+        }, EVENTS_TICK_MS);
+        const stop = () => {
+          unsubscribe();
+          clock.clearInterval(tick);
+          if (pending !== undefined) clock.clearTimeout(pending);
+          resolve();
+        };
+        if (channel.signal.aborted) stop();
+        else channel.signal.addEventListener("abort", stop, { once: true });
+      }),
+  });
+}
