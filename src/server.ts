@@ -45,6 +45,7 @@ import {
 } from "./status/routes.ts";
 import { StatusStore } from "./status/store.ts";
 import { VERSION } from "./version.ts";
+import { oncePerBurst } from "./signal_burst.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
 export const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
@@ -555,7 +556,8 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   // Only the CLI installs these: it exits the process right after `finished` settles.
   if (options.handleSignals) {
     const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
-    for (const sig of signals) Deno.addSignalListener(sig, onSignal);
+    const once = oncePerBurst(onSignal, clock);
+    for (const sig of signals) Deno.addSignalListener(sig, once);
   }
 
   return {
