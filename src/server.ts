@@ -271,7 +271,7 @@ export function startupLine(config: Readonly<Config>, port: number): string {
     `fanOutPolicy=${config.fanOutPolicy} fanOutScope=${config.fanOutScope} ` +
     `maxTurns=${config.maxTurns} auth=${config.token ? "on" : "off"} ` +
     `streamProgress=${config.streamProgress} progressDetail=${config.progressDetail} ` +
-    `logLevel=${config.logLevel} agents=${agents}`;
+    `logLevel=${config.logLevel} agents=${agents} config=${config.configPath ?? "defaults"}`;
 }
 
 export interface ServerOptions {
@@ -487,7 +487,6 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
         "found on PATH; every turn will answer with an error until one is",
     );
   }
-  if (config.configPath) log.debug("config file {path}", { path: config.configPath });
   if (collector) {
     log.debug("idle collection on: a full garbage collection {ms} ms after the last turn", {
       ms: collector.delayMs,

@@ -38,9 +38,33 @@ export function clientOrigin(config: Pick<Config, "host" | "port">): string {
 
 type ConnectConfig = Pick<Config, "host" | "port" | "token" | "passApiKeys">;
 
-/** Shell exports for Claude Code. */
-export function claudeExports(config: ConnectConfig): string {
+/**
+ * The variables Claude Code needs to use the gateway at `origin`: its base URL, a credential
+ * (the token; a placeholder when auth is off, unless the host's own keys are passed through), no
+ * traffic to anywhere else, hint headers on each request and model discovery.
+ */
+export function claudeEnvironment(
+  config: Pick<ConnectConfig, "token" | "passApiKeys">,
+  origin: string,
+): Record<string, string> {
+  const env: Record<string, string> = { ANTHROPIC_BASE_URL: origin };
+  if (config.token) env.ANTHROPIC_AUTH_TOKEN = config.token;
+  else if (!config.passApiKeys) env.ANTHROPIC_AUTH_TOKEN = PLACEHOLDER_TOKEN;
+  env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1";
+  env.CLAUDE_CODE_GATEWAY_HINT_HEADERS = "1";
+  env.CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY = "1";
+  return env;
+}
+
+/** Claude Code settings that show the council live in its status line (re-run every second). */
+export function claudeStatusLineSettings(command: string): { statusLine: Record<string, unknown> } {
+  return { statusLine: { type: "command", command, padding: 0, refreshInterval: 1 } };
+}
+
+/** Shell exports for Claude Code, then the status line settings as comments. */
+export function claudeExports(config: ConnectConfig, statusLineCommand?: string): string {
   const origin = clientOrigin(config);
+  const env = claudeEnvironment(config, origin);
   const lines = [
     `# Claude Code -> council-gateway at ${origin}`,
     `# Paste into your shell (or: eval "$(council-gateway connect claude)"), then run claude.`,
@@ -51,7 +75,7 @@ export function claudeExports(config: ConnectConfig): string {
   } else if (!config.passApiKeys) {
     lines.push(
       "# Auth is off: this placeholder only lets Claude Code start without a login.",
-      `export ANTHROPIC_AUTH_TOKEN=${PLACEHOLDER_TOKEN}`,
+      `export ANTHROPIC_AUTH_TOKEN=${env.ANTHROPIC_AUTH_TOKEN}`,
     );
   } else {
     lines.push("# Auth is off and passApiKeys is on: your own Anthropic credentials are used.");
@@ -63,6 +87,14 @@ export function claudeExports(config: ConnectConfig): string {
     "# Ask the gateway for its models: the council appears in /model as claude-council.",
     "export CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1",
   );
+  if (statusLineCommand) {
+    const settings = JSON.stringify(claudeStatusLineSettings(statusLineCommand).statusLine);
+    lines.push(
+      "# To watch the council live, add this to ~/.claude/settings.json (or print only the",
+      "# JSON: council-gateway connect claude --settings):",
+      `#   "statusLine": ${settings}`,
+    );
+  }
   return lines.join("\n") + "\n";
 }
 

@@ -12,6 +12,8 @@ import {
 } from "../config.ts";
 import { findOnPath } from "../executables.ts";
 import { urlHost } from "../origins.ts";
+import { probeHealth } from "../daemon/gateway_client.ts";
+import { clientOrigin } from "./connect.ts";
 import { HTTP_ADAPTERS } from "../agents/adapters.ts";
 import { apiKeyEnvOf, baseUrlOf } from "../agents/http.ts";
 import { probeModels } from "../agents/http_probe.ts";
@@ -69,6 +71,22 @@ export async function probeVersion(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Whether `host:port` can be bound right now (port 0 always can), or is held by a running council
+ * gateway (then it is fine: that is the gateway this configuration runs).
+ */
+export async function bindOrGatewayStatus(
+  host: string,
+  port: number,
+): Promise<{ ok: boolean; text: string }> {
+  const bind = bindStatus(host, port);
+  if (bind.ok || bind.text !== "address already in use") return bind;
+  const health = await probeHealth(clientOrigin({ host, port }));
+  return health.up
+    ? { ok: true, text: `in use by a running council-gateway ${health.version}` }
+    : bind;
 }
 
 /** Whether `host:port` can be bound right now (port 0 always can). */
@@ -212,7 +230,7 @@ export async function runDoctor(
   const agents = await Promise.all(
     entries.map(([name, a]) => checkAgent(name, a, env, endpointTimeoutMs)),
   );
-  const bind = bindStatus(config.host, config.port);
+  const bind = await bindOrGatewayStatus(config.host, config.port);
   const policy = bindPolicyProblem(config);
   const address = `${urlHost(config.host)}:${config.port}`;
 

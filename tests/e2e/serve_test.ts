@@ -210,7 +210,7 @@ Deno.test("e2e serve: port 0, startup line, auth, endpoints, envelopes, SIGTERM 
         lines[0].replace(TEXT_LINE, ""),
         `listening on http://127.0.0.1:${port} (/v1/messages, /v1/responses) fanOutPolicy=auto ` +
           "fanOutScope=first-turn maxTurns=100 auth=on streamProgress=true progressDetail=telemetry " +
-          "logLevel=info agents=echo:m-echo,codex:gpt-5.5",
+          `logLevel=info agents=echo:m-echo,codex:gpt-5.5 config=${configPath}`,
       );
       for (const line of lines) assert.match(line, TEXT_LINE);
       assert.ok(lines.some((l) => / INFO {2}GET \/v1\/models 401 \d+ms$/.test(l)), stdout);

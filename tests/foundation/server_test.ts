@@ -400,7 +400,8 @@ Deno.test("startServer: binds port 0, logs the startup line with the real port, 
     `listening on http://127.0.0.1:${
       server!.addr.port
     } (/v1/messages, /v1/responses) fanOutPolicy=auto fanOutScope=first-turn maxTurns=100 ` +
-      "auth=on streamProgress=true progressDetail=telemetry logLevel=info agents=none",
+      "auth=on streamProgress=true progressDetail=telemetry logLevel=info agents=none " +
+      "config=defaults",
   );
   assert.ok(lines.some((l) => l.includes("WARN  no agents")));
   // `deno test` runs without --expose-gc, so the gateway says idle collection is off.

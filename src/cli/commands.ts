@@ -1,0 +1,222 @@
+/**
+ * Each command of the command line, given its parsed arguments, its I/O and the configuration
+ * loader: it prints what it has to say and returns the exit code.
+ */
+import { resolve } from "node:path";
+import { type Config, ConfigError } from "../config.ts";
+import { fetchStatus } from "../daemon/gateway_client.ts";
+import { runningDaemon } from "../daemon/lifecycle.ts";
+import { daemonPaths } from "../daemon/paths.ts";
+import { selfCommandLine } from "../daemon/self.ts";
+import { type Parsed, serveArgsOf, UsageError } from "./args.ts";
+import {
+  claudeExports,
+  claudeStatusLineSettings,
+  clientOrigin,
+  codexEnv,
+  codexInstructions,
+  codexToml,
+} from "./connect.ts";
+import {
+  type DaemonContext,
+  ensureGateway,
+  logsCommand,
+  restartCommand,
+  startCommand,
+  statusCommand,
+  stopCommand,
+} from "./daemon.ts";
+import { runDoctor } from "./doctor.ts";
+import { defaultConfigPath, InitError, starterConfig, writeStarterConfig } from "./init.ts";
+import type { CliIo } from "./io.ts";
+import { claudeLaunch, codexLaunch, runHost } from "./launch.ts";
+import { renderStatusLine, sessionIdOf } from "./statusline.ts";
+import { renderConfig } from "./show_config.ts";
+import { renderUsage, summarizeLedger } from "./usage.ts";
+import { findOnPath } from "../executables.ts";
+
+export type Load = () => Readonly<Config>;
+
+export function expectNoPositionals(args: Parsed): void {
+  if (args.positionals.length > 0) {
+    throw new UsageError(`${args.command}: unexpected argument ${args.positionals[0]}`);
+  }
+}
+
+export async function doctor(args: Parsed, io: CliIo, load: Load): Promise<number> {
+  expectNoPositionals(args);
+  const report = await runDoctor(load(), io.env);
+  io.stdout(report.text);
+  return report.problems.length === 0 ? 0 : 1;
+}
+
+/** The status line command with the options that find this configuration again. */
+function statusLineCommand(args: Parsed, config: Readonly<Config>): string {
+  return selfCommandLine(
+    "statusline",
+    ...(config.configPath ? ["--config", config.configPath] : []),
+    ...(args.host !== undefined ? ["--host", args.host] : []),
+    ...(args.port !== undefined ? ["--port", String(args.port)] : []),
+  );
+}
+
+export function connect(args: Parsed, io: CliIo, load: Load): number {
+  const [host, ...extra] = args.positionals;
+  if (host !== "claude" && host !== "codex") {
+    throw new UsageError(
+      host === undefined
+        ? "connect: which host? connect claude | connect codex"
+        : `connect: unknown host ${JSON.stringify(host)} (expected claude or codex)`,
+    );
+  }
+  if (extra.length) throw new UsageError(`connect: unexpected argument ${extra[0]}`);
+  if (host === "claude" && (args.toml || args.env)) {
+    throw new UsageError("connect claude: --toml and --env apply to codex only");
+  }
+  if (host === "codex" && args.settings) {
+    throw new UsageError("connect codex: --settings applies to claude only");
+  }
+  if (args.toml && args.env) throw new UsageError("connect codex: use --toml or --env, not both");
+  const config = load();
+  if (config.port === 0) {
+    throw new UsageError(
+      "connect: the configured port is 0 (ephemeral); pass --port with the port the gateway " +
+        "listens on",
+    );
+  }
+  if (host === "claude") {
+    const command = statusLineCommand(args, config);
+    io.stdout(
+      args.settings
+        ? `${JSON.stringify(claudeStatusLineSettings(command), null, 2)}\n`
+        : claudeExports(config, command),
+    );
+    return 0;
+  }
+  io.stdout(
+    args.toml ? codexToml(config) : args.env ? codexEnv(config) : codexInstructions(config),
+  );
+  return 0;
+}
+
+export function showConfig(args: Parsed, io: CliIo, load: Load): number {
+  expectNoPositionals(args);
+  io.stdout(renderConfig(load()));
+  return 0;
+}
+
+export function usage(args: Parsed, io: CliIo, load: Load): number {
+  expectNoPositionals(args);
+  if (args.host !== undefined || args.port !== undefined) {
+    throw new UsageError("usage: --host and --port do not apply");
+  }
+  const path = args.ledger ?? load().ledger;
+  if (!path) {
+    throw new ConfigError(
+      "usage: no ledger configured: set `ledger` in the configuration or pass --ledger FILE",
+    );
+  }
+  const absolute = resolve(io.cwd, path);
+  let summary;
+  try {
+    summary = summarizeLedger(absolute);
+  } catch (err) {
+    const reason = err instanceof Deno.errors.NotFound ? "file not found" : (err as Error).message;
+    throw new Error(`usage: cannot read ledger ${absolute}: ${reason}`);
+  }
+  io.stdout(args.json ? `${JSON.stringify(summary, null, 2)}\n` : renderUsage(summary));
+  return 0;
+}
+
+function daemonContext(args: Parsed, io: CliIo, load: Load): DaemonContext {
+  return {
+    config: load(),
+    paths: daemonPaths(io.env),
+    serveArgs: serveArgsOf(args, (path) => resolve(io.cwd, path)),
+    cwd: io.cwd,
+    stdout: io.stdout,
+    stderr: io.stderr,
+  };
+}
+
+export function daemon(args: Parsed, io: CliIo, load: Load): Promise<number> {
+  expectNoPositionals(args);
+  const context = daemonContext(args, io, load);
+  switch (args.command) {
+    case "start":
+      return startCommand(context);
+    case "stop":
+      return stopCommand(context);
+    case "restart":
+      return restartCommand(context);
+    case "status":
+      return statusCommand(context);
+    default:
+      return logsCommand(context, { lines: args.lines ?? 100, follow: args.follow });
+  }
+}
+
+/** `claude` / `codex`: the host in this terminal, against a gateway started if need be. */
+export async function launch(args: Parsed, io: CliIo, load: Load): Promise<number> {
+  const context = daemonContext(args, io, load);
+  const origin = await ensureGateway(context);
+  if (!origin) return 1;
+  const plan = args.command === "claude"
+    ? claudeLaunch(context.config, origin, args.hostArgs, statusLineCommand(args, context.config))
+    : codexLaunch(context.config, origin, args.hostArgs);
+  return await runHost(plan, io.env, io.stderr);
+}
+
+/** Standard input, unless it is a terminal (nobody would type the JSON) or never closes. */
+async function readStdin(io: CliIo, timeoutMs = 1000): Promise<string> {
+  if (!io.stdin) return "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(""), timeoutMs)));
+  try {
+    return await Promise.race([io.stdin(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `statusline`: one line, always (a failing command would blank Claude Code's line). */
+export async function statusline(args: Parsed, io: CliIo, load: Load): Promise<number> {
+  expectNoPositionals(args);
+  const session = sessionIdOf(await readStdin(io));
+  let config: Readonly<Config>;
+  try {
+    config = load();
+  } catch (err) {
+    io.stdout(`council · config error: ${(err as Error).message.slice(0, 80)}\n`);
+    return 0;
+  }
+  const origin = runningDaemon(daemonPaths(io.env))?.origin ?? clientOrigin(config);
+  const where = origin.replace(/^http:\/\//, "");
+  const reply = await fetchStatus(origin, { token: config.token, session, timeoutMs: 800 });
+  io.stdout(`${renderStatusLine(reply, where)}\n`);
+  return 0;
+}
+
+export function init(args: Parsed, io: CliIo): number {
+  expectNoPositionals(args);
+  if (args.stdout) {
+    const today = new Date().toISOString().slice(0, 10);
+    io.stdout(starterConfig((command) => findOnPath(command, io.env), today));
+    return 0;
+  }
+  const path = args.config ? resolve(io.cwd, args.config) : defaultConfigPath(io.env);
+  try {
+    const written = writeStarterConfig({ path, force: args.force, env: io.env });
+    io.stdout(
+      `wrote ${written.path} (council: ${written.agents.join(", ") || "none found on PATH"})\n` +
+        `check it with: council-gateway doctor${args.config ? ` --config ${path}` : ""}\n`,
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof InitError) {
+      io.stderr(`council-gateway: init: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,153 @@
+/** The command line's help texts: the overview and one page per command. */
+import { VERSION } from "../version.ts";
+
+export const PROGRAM = "council-gateway";
+
+const COMMON_HELP = `  --config FILE   configuration file (default: $SVC_CONFIG, ./council.yaml,
+                  $XDG_CONFIG_HOME/council-gateway/config.yaml)
+  --host HOST     bind host (overrides SVC_GATEWAY_HOST and the file)
+  --port PORT     bind port, 0 for an ephemeral one (overrides SVC_GATEWAY_PORT)
+  -h, --help      show this help`;
+
+const STATE = "$XDG_STATE_HOME/council-gateway (default ~/.local/state/council-gateway)";
+
+export const HELP: Record<string, string> = {
+  main: `${PROGRAM} ${VERSION} — a local model endpoint that answers every prompt with a council
+of coding agents (claude, codex, gemini, …).
+
+Usage:
+  ${PROGRAM} [serve] [--config FILE] [--host H] [--port P]   run the gateway (default)
+  ${PROGRAM} start | stop | restart | status   the gateway in the background
+  ${PROGRAM} logs [-f] [-n N]          the background gateway's log
+  ${PROGRAM} claude|codex [args…]      run that host against the gateway (started if need be)
+  ${PROGRAM} doctor  [--config FILE]   check config, agent CLIs and the bind address
+  ${PROGRAM} connect claude|codex      print how to point that host at this gateway
+  ${PROGRAM} statusline                Claude Code's status line command: the live council
+  ${PROGRAM} init    [--config FILE]   write a commented starter configuration
+  ${PROGRAM} config  [--config FILE]   print the effective configuration (secrets masked)
+  ${PROGRAM} usage   [--ledger FILE] [--json]   spend per day, session and agent
+  ${PROGRAM} version                   print the version
+
+The dashboard: open http://HOST:PORT/ in a browser while the gateway runs.
+Run '${PROGRAM} <command> --help' for a command's options.
+Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error (status: 3 not running).
+`,
+  serve: `Usage: ${PROGRAM} [serve] [options]
+
+Runs the gateway on http://HOST:PORT (default 127.0.0.1:6767) serving /v1/messages,
+/v1/responses, /v1/messages/count_tokens and /v1/models, the dashboard at /, /health and the
+status API (/v1/council/status), until SIGINT or SIGTERM (a second one cancels running turns).
+The configuration file is reloaded when it changes and on SIGHUP.
+
+Options:
+${COMMON_HELP}
+`,
+  start: `Usage: ${PROGRAM} start [options]
+
+Starts the gateway in the background and returns once it listens. Its PID file and log file
+are in ${STATE}.
+
+Options:
+${COMMON_HELP}
+`,
+  stop: `Usage: ${PROGRAM} stop
+
+Stops the background gateway (SIGTERM: running turns get the usual grace, then are cancelled).
+`,
+  restart: `Usage: ${PROGRAM} restart [options]
+
+Stops the background gateway, then starts it again with these options.
+
+Options:
+${COMMON_HELP}
+`,
+  status: `Usage: ${PROGRAM} status [--config FILE]
+
+Says whether a gateway runs (the background one, or one on the configured port), with its
+configuration file, uptime, spend and live turns. Exits 0 when it runs, 3 when not.
+`,
+  logs: `Usage: ${PROGRAM} logs [-f] [-n N]
+
+Prints the background gateway's log (${STATE}/gateway.log).
+
+Options:
+  -f, --follow    keep printing what is appended (Ctrl-C ends)
+  -n, --lines N   the last N lines first (default 100; 0 for the whole log)
+  -h, --help      show this help
+`,
+  claude: `Usage: ${PROGRAM} [--config FILE] claude [claude's arguments…]
+
+Starts the gateway in the background unless one runs, then runs Claude Code in this terminal
+with the environment \`connect claude\` prints and the council status line (unless you pass
+--settings yourself). Every argument after \`claude\` is Claude Code's.
+`,
+  codex: `Usage: ${PROGRAM} [--config FILE] codex [codex's arguments…]
+
+Starts the gateway in the background unless one runs, then runs Codex in this terminal with
+the gateway as its model provider (as \`connect codex\` prints). Every argument after \`codex\`
+is Codex's.
+`,
+  doctor: `Usage: ${PROGRAM} doctor [options]
+
+Checks the configuration file, each agent's CLI (found on PATH? its --version) and whether
+the bind address is free (or held by a running council gateway). Exits 1 when something is
+wrong.
+
+Options:
+${COMMON_HELP}
+`,
+  connect: `Usage: ${PROGRAM} connect claude|codex [options]
+
+claude: prints shell exports for Claude Code (ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN, …),
+        and, as comments, the settings.json lines of the council status line:
+          eval "$(${PROGRAM} connect claude)"
+          --settings   print only that settings.json snippet
+codex:  prints a config.toml provider block and the export of its token variable.
+          --toml   print only the config.toml lines
+          --env    print only the shell export
+
+Options:
+${COMMON_HELP}
+`,
+  statusline: `Usage: ${PROGRAM} statusline [--config FILE]
+
+Claude Code's statusLine command: reads the session JSON Claude Code writes on stdin and prints
+one line with that session's live council, e.g.
+  council · claude ✓ 8s · codex … 11s · gemini ✗ · $0.04
+Set it up with \`${PROGRAM} connect claude --settings\`.
+`,
+  init: `Usage: ${PROGRAM} init [--config FILE] [--force] [--stdout]
+
+Writes a commented starter configuration whose council is the agent CLIs found on PATH
+(default: $XDG_CONFIG_HOME/council-gateway/config.yaml).
+
+Options:
+  --config FILE   where to write it
+  --force         replace an existing file
+  --stdout        print it instead of writing it
+  -h, --help      show this help
+`,
+  config: `Usage: ${PROGRAM} config [options]
+
+Prints the effective configuration (defaults < file < SVC_* env < flags) as YAML, with the
+token and secret-looking agent env values masked.
+
+Options:
+${COMMON_HELP}
+`,
+  usage: `Usage: ${PROGRAM} usage [--ledger FILE] [--config FILE] [--json]
+
+Summarises the turn ledger (config \`ledger\`, one JSON line per finished turn): totals, then
+spend per day (UTC), per session and per agent. Exits 1 when the ledger cannot be read.
+
+Options:
+  --ledger FILE   the ledger to read (default: the configuration's \`ledger\`)
+  --config FILE   configuration file whose \`ledger\` is used (lookup as for serve)
+  --json          print the summary as JSON instead of tables
+  -h, --help      show this help
+`,
+  version: `Usage: ${PROGRAM} version
+
+Prints the version.
+`,
+};
