@@ -4,29 +4,16 @@
  * `status` exits 3 when no gateway runs.
  */
 import { type Config, ConfigError, loadConfig } from "./config.ts";
-import { ListenError } from "./server.ts";
 import { VERSION } from "./version.ts";
 import { COMMANDS, parseCommandLine, type Parsed, UsageError } from "./cli/args.ts";
-import {
-  connect,
-  daemon,
-  doctor,
-  expectNoPositionals,
-  init,
-  launch,
-  type Load,
-  showConfig,
-  statusline,
-  usage,
-} from "./cli/commands.ts";
 import { HELP, PROGRAM } from "./cli/help.ts";
-import type { CliIo } from "./cli/io.ts";
-import { serveCommand } from "./cli/serve.ts";
+import { type CliIo, systemIo } from "./cli/io.ts";
 
 export { HELP, PROGRAM } from "./cli/help.ts";
 export { parseCommandLine, UsageError } from "./cli/args.ts";
 export { type CliIo, systemIo } from "./cli/io.ts";
-import { systemIo } from "./cli/io.ts";
+
+type Load = () => Readonly<Config>;
 
 /** Set once a configuration is loaded: stack traces are shown only at logLevel debug. */
 let debugErrors = false;
@@ -44,37 +31,51 @@ function loader(args: Parsed, io: CliIo): Load {
   };
 }
 
-function run(args: Parsed, io: CliIo): number | Promise<number> {
+function expectNoPositionals(args: Parsed): void {
+  if (args.positionals.length > 0) {
+    throw new UsageError(`${args.command}: unexpected argument ${args.positionals[0]}`);
+  }
+}
+
+/**
+ * Each command's module is loaded when it runs: the status line, which Claude Code runs every
+ * second, then loads only what it needs instead of the whole gateway.
+ */
+async function run(args: Parsed, io: CliIo): Promise<number> {
   const load = loader(args, io);
   switch (args.command) {
     case "serve":
       expectNoPositionals(args);
-      return serveCommand(load, io.env);
+      return (await import("./cli/serve.ts")).serveCommand(load, io.env);
+    case "statusline":
+      expectNoPositionals(args);
+      return (await import("./cli/statusline_command.ts")).statusline(io, load);
+    case "version":
+      expectNoPositionals(args);
+      io.stdout(`${PROGRAM} ${VERSION}\n`);
+      return 0;
+  }
+  const commands = await import("./cli/commands.ts");
+  switch (args.command) {
     case "start":
     case "stop":
     case "restart":
     case "status":
     case "logs":
-      return daemon(args, io, load);
+      return commands.daemon(args, io, load);
     case "claude":
     case "codex":
-      return launch(args, io, load);
+      return commands.launch(args, io, load);
     case "doctor":
-      return doctor(args, io, load);
+      return commands.doctor(args, io, load);
     case "connect":
-      return connect(args, io, load);
-    case "statusline":
-      return statusline(args, io, load);
+      return commands.connect(args, io, load);
     case "init":
-      return init(args, io);
+      return commands.init(args, io);
     case "config":
-      return showConfig(args, io, load);
+      return commands.showConfig(args, io, load);
     case "usage":
-      return usage(args, io, load);
-    case "version":
-      expectNoPositionals(args);
-      io.stdout(`${PROGRAM} ${VERSION}\n`);
-      return 0;
+      return commands.usage(args, io, load);
   }
 }
 
@@ -104,7 +105,7 @@ export async function runCli(argv: string[], io: CliIo = systemIo): Promise<numb
       io.stderr(`${err.message}\n`);
       return 2;
     }
-    const message = err instanceof ListenError ? err.message : `${(err as Error)?.message ?? err}`;
+    const message = `${(err as Error)?.message ?? err}`;
     io.stderr(`${PROGRAM}: ${message}\n`);
     if (debugErrors && err instanceof Error && err.stack) {
       io.stderr(`${err.stack}\n`);

@@ -4,15 +4,12 @@
  */
 import { resolve } from "node:path";
 import { type Config, ConfigError } from "../config.ts";
-import { fetchStatus } from "../daemon/gateway_client.ts";
-import { runningDaemon } from "../daemon/lifecycle.ts";
 import { daemonPaths } from "../daemon/paths.ts";
 import { selfCommandLine } from "../daemon/self.ts";
 import { type Parsed, serveArgsOf, UsageError } from "./args.ts";
 import {
   claudeExports,
   claudeStatusLineSettings,
-  clientOrigin,
   codexEnv,
   codexInstructions,
   codexToml,
@@ -30,7 +27,6 @@ import { runDoctor } from "./doctor.ts";
 import { defaultConfigPath, InitError, starterConfig, writeStarterConfig } from "./init.ts";
 import type { CliIo } from "./io.ts";
 import { claudeLaunch, codexLaunch, runHost } from "./launch.ts";
-import { renderStatusLine, sessionIdOf } from "./statusline.ts";
 import { renderConfig } from "./show_config.ts";
 import { renderUsage, summarizeLedger } from "./usage.ts";
 import { findOnPath } from "../executables.ts";
@@ -165,36 +161,6 @@ export async function launch(args: Parsed, io: CliIo, load: Load): Promise<numbe
     ? claudeLaunch(context.config, origin, args.hostArgs, statusLineCommand(args, context.config))
     : codexLaunch(context.config, origin, args.hostArgs);
   return await runHost(plan, io.env, io.stderr);
-}
-
-/** Standard input, unless it is a terminal (nobody would type the JSON) or never closes. */
-async function readStdin(io: CliIo, timeoutMs = 1000): Promise<string> {
-  if (!io.stdin) return "";
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(""), timeoutMs)));
-  try {
-    return await Promise.race([io.stdin(), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** `statusline`: one line, always (a failing command would blank Claude Code's line). */
-export async function statusline(args: Parsed, io: CliIo, load: Load): Promise<number> {
-  expectNoPositionals(args);
-  const session = sessionIdOf(await readStdin(io));
-  let config: Readonly<Config>;
-  try {
-    config = load();
-  } catch (err) {
-    io.stdout(`council · config error: ${(err as Error).message.slice(0, 80)}\n`);
-    return 0;
-  }
-  const origin = runningDaemon(daemonPaths(io.env))?.origin ?? clientOrigin(config);
-  const where = origin.replace(/^http:\/\//, "");
-  const reply = await fetchStatus(origin, { token: config.token, session, timeoutMs: 800 });
-  io.stdout(`${renderStatusLine(reply, where)}\n`);
-  return 0;
 }
 
 export function init(args: Parsed, io: CliIo): number {

@@ -9,6 +9,7 @@ import {
   claudeStatusLineSettings,
   CODEX_ENV_KEY,
   CODEX_MODEL,
+  CODEX_OFFERED_MODEL,
   CODEX_PROVIDER_ID,
   PLACEHOLDER_TOKEN,
 } from "./connect.ts";
@@ -67,6 +68,9 @@ export function codexLaunch(
       `model_providers.${CODEX_PROVIDER_ID}=${provider}`,
       "-c",
       `model=${toml(CODEX_MODEL)}`,
+      // Codex offers a newer model at start; marking the offer seen keeps the model pinned.
+      "-c",
+      `notice.model_migrations={${toml(CODEX_MODEL)}=${toml(CODEX_OFFERED_MODEL)}}`,
       ...userArgs,
     ],
     env: { [CODEX_ENV_KEY]: config.token || PLACEHOLDER_TOKEN },

@@ -60,7 +60,7 @@ function turnParts(turn: LiveTurnView): string[] {
   return calls;
 }
 
-/** The line for one status document, seen from `sessionId`'s session. */
+/** The line for one status document, seen from the session it was asked for (if any). */
 export function renderStatus(status: StatusView): string {
   const session = status.session;
   if (session?.live) {
@@ -70,9 +70,13 @@ export function renderStatus(status: StatusView): string {
     const turns = `${session.turns} turn${session.turns === 1 ? "" : "s"}`;
     return ["council", "idle", turns, shortUsd(session.usd)].join(" · ");
   }
-  // The gateway does not know this session (it ran no turn for it yet, or keys sessions
-  // without the host's id): the newest live turn is the best guess at what the user waits for.
   const newest = status.live.at(-1);
+  if (session === null) {
+    // This session has run no turn yet; others may be running one.
+    const others = status.live.length;
+    return others ? `council · ready · ${others} running elsewhere` : "council · ready";
+  }
+  // No session asked for (stdin without one): the newest live turn is what the user waits for.
   if (newest) return ["council", ...turnParts(newest), shortUsd(newest.usd)].join(" · ");
   return "council · ready";
 }

@@ -55,7 +55,7 @@ Deno.test("status API: /health needs no token and tells only ok and the version"
   }
 });
 
-Deno.test("status API: a running turn, then the finished one, per-agent figures and spend; one session", async () => {
+Deno.test("status API: a running turn, then the finished one, per-agent figures and spend; by the host's session id", async () => {
   const release = gate();
   const fake = fakeAgents(byAgent({
     "claude:child": { text: "from claude", usage: { costUsd: 0.03 } },
@@ -87,7 +87,11 @@ Deno.test("status API: a running turn, then the finished one, per-agent figures 
     const hostSession = "3f1c2b9e-session-of-claude-code";
     const turn = fetch(`${server.origin}/v1/messages`, {
       method: "POST",
-      headers: { ...AUTH, "content-type": "application/json" },
+      headers: {
+        ...AUTH,
+        "content-type": "application/json",
+        "x-claude-code-session-id": hostSession,
+      },
       body: messagesBody("Explain the build"),
     });
     const live = await within(
@@ -103,11 +107,13 @@ Deno.test("status API: a running turn, then the finished one, per-agent figures 
     assert.equal(running.calls.find((c) => c.label === "codex")?.tokens, 10);
     assert.ok(running.elapsedMs >= 0);
 
-    // The session as Claude Code's status line asks for it: by key here (the request carries no
-    // host session id on this gateway), and a host id that names no session gives null.
-    const byKey = await get(`?session=${running.session}`);
-    assert.equal(byKey.session?.live?.turn, running.turn);
-    assert.equal((await get(`?session=${hostSession}`)).session, null);
+    // The session as Claude Code's status line asks for it: by the host's session id (the
+    // x-claude-code-session-id the turn carried), or by key; an id of no session gives null.
+    const byHostId = await get(`?session=${hostSession}`);
+    assert.equal(byHostId.session?.live?.turn, running.turn);
+    assert.equal(byHostId.session?.session, running.session);
+    assert.equal((await get(`?session=${running.session}`)).session?.live?.turn, running.turn);
+    assert.equal((await get("?session=another-conversation")).session, null);
 
     release.open();
     const reply = await turn;

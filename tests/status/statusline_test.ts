@@ -140,8 +140,13 @@ Deno.test("statusline: a live turn as the issue shows it; deciding, synthesis, i
   assert.equal(renderStatus(view({ session: null })), "council · ready");
   assert.equal(
     renderStatus(view({ session: null, live: [turn] })),
+    "council · ready · 1 running elsewhere",
+    "a session that ran no turn yet does not show another session's council",
+  );
+  assert.equal(
+    renderStatus(view({ live: [turn] })),
     "council · claude ✓ 8s · codex … 11s · gemini ✗ · $0.01",
-    "a session the gateway does not know: the newest live turn",
+    "no session asked for: the newest live turn",
   );
 });
 
@@ -170,7 +175,11 @@ Deno.test("statusline: against a gateway running a turn, from Claude Code's stdi
     assert.equal((await statusline(claudeCodeStdin("cc-1"), env)).stdout, "council · ready\n");
     const reply = fetch(`${server.origin}/v1/messages`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": token },
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": token,
+        "x-claude-code-session-id": "cc-1",
+      },
       body: JSON.stringify({
         model: "claude-opus-5-5",
         max_tokens: 10,
@@ -184,6 +193,11 @@ Deno.test("statusline: against a gateway running a turn, from Claude Code's stdi
     const live = await statusline(claudeCodeStdin("cc-1"), env);
     assert.equal(live.code, 0);
     assert.match(live.stdout, /^council · claude ✓ 1s · codex … \d+s · \$0\.03\n$/);
+    assert.equal(
+      (await statusline(claudeCodeStdin("cc-2"), env)).stdout,
+      "council · ready · 1 running elsewhere\n",
+      "another Claude Code session",
+    );
     const wrong = await statusline(claudeCodeStdin("cc-1"), { ...env, SVC_GATEWAY_TOKEN: "nope" });
     assert.equal(wrong.stdout, "council · gateway refused the token (SVC_GATEWAY_TOKEN)\n");
     release.open();

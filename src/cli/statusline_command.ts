@@ -1,0 +1,44 @@
+/**
+ * Running `statusline`: stdin read (briefly), the gateway found and asked, one line printed.
+ * Kept apart from the other commands so the status line loads little: Claude Code runs it every
+ * second while a turn runs.
+ */
+import type { Config } from "../config.ts";
+import { fetchStatus } from "../daemon/gateway_client.ts";
+import { runningDaemon } from "../daemon/lifecycle.ts";
+import { daemonPaths } from "../daemon/paths.ts";
+import { clientOrigin } from "./connect.ts";
+import type { CliIo } from "./io.ts";
+import { renderStatusLine, sessionIdOf } from "./statusline.ts";
+
+/** Standard input, unless there is none or it never closes. */
+async function readStdin(io: CliIo, timeoutMs = 1000): Promise<string> {
+  if (!io.stdin) return "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(""), timeoutMs)));
+  try {
+    return await Promise.race([io.stdin(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One line, always, and exit 0: a failing command would blank Claude Code's line. */
+export async function statusline(io: CliIo, load: () => Readonly<Config>): Promise<number> {
+  const session = sessionIdOf(await readStdin(io));
+  let config: Readonly<Config>;
+  try {
+    config = load();
+  } catch (err) {
+    io.stdout(`council · config error: ${(err as Error).message.slice(0, 80)}\n`);
+    return 0;
+  }
+  let origin = clientOrigin(config);
+  try {
+    origin = runningDaemon(daemonPaths(io.env))?.origin ?? origin;
+  } catch { /* no state directory: the configured address */ }
+  const where = origin.replace(/^http:\/\//, "");
+  const reply = await fetchStatus(origin, { token: config.token, session, timeoutMs: 800 });
+  io.stdout(`${renderStatusLine(reply, where)}\n`);
+  return 0;
+}
