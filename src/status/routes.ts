@@ -7,6 +7,7 @@ import type { Context, Hono, Next } from "hono";
 import { type Clock, systemClock, type TimerId } from "../clock.ts";
 import { isLoopbackHost } from "../origins.ts";
 import { sseResponse } from "../protocol/sse.ts";
+import { redact } from "../redact.ts";
 import { DASHBOARD_CSP, dashboardPage } from "./dashboard/page.ts";
 import { sessionKeysFor } from "./session_lookup.ts";
 import type { GatewayInfo, StatusStore } from "./store.ts";
@@ -75,16 +76,24 @@ export function mountPublicStatusRoutes(app: Hono, deps: StatusRoutesDeps): void
   );
 }
 
+/**
+ * The document as it may leave the gateway: agents' activity lines and the judge's reasons are
+ * their text, so every secret the process knows is masked in it, as in logs and progress.
+ */
+function redacted(doc: StatusDocument): StatusDocument {
+  return JSON.parse(redact(JSON.stringify(doc)));
+}
+
 async function documentFor(
   deps: StatusRoutesDeps,
   session: string | undefined,
 ): Promise<StatusDocument> {
-  if (session === undefined || session === "") return deps.store.document(deps.info());
+  if (session === undefined || session === "") return redacted(deps.store.document(deps.info()));
   for (const key of await sessionKeysFor(session)) {
     const doc = deps.store.document(deps.info(), key);
-    if (doc.session) return doc;
+    if (doc.session) return redacted(doc);
   }
-  return deps.store.document(deps.info(), session);
+  return redacted(deps.store.document(deps.info(), session));
 }
 
 /** Routes behind the gateway's auth. */
@@ -114,7 +123,7 @@ function statusEvents(deps: StatusRoutesDeps, clock: Clock, requestSignal: Abort
         const push = () => {
           pending = undefined;
           lastSent = clock.now();
-          channel.send({ event: "status", data: deps.store.document(deps.info()) });
+          channel.send({ event: "status", data: redacted(deps.store.document(deps.info())) });
         };
         const schedule = () => {
           if (pending !== undefined) return;

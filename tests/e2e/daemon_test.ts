@@ -244,6 +244,10 @@ Deno.test("launchers: claude and codex start the gateway if need be, then run th
       `model_providers.council={name="Council Gateway",base_url="${origin}/v1",` +
         'wire_api="responses",env_key="COUNCIL_GATEWAY_TOKEN"}',
     );
+    assert.ok(
+      codex.argv.includes('notice.model_migrations={"gpt-5.5"="gpt-6-sol"}'),
+      "the model offer marked seen, so the model stays pinned",
+    );
     assert.deepEqual(codex.argv.slice(-3), ["exec", "--json", "say hi"]);
     assert.equal((await s.cli("stop")).code, 0);
   } finally {

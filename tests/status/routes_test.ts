@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { FakeClock } from "../../src/clock.ts";
+import { secrets } from "../../src/redact.ts";
 import { createApp, startServer } from "../../src/server.ts";
 import {
   EVENTS_MIN_GAP_MS,
@@ -281,4 +282,37 @@ Deno.test("status routes: HEAD and other methods fall through to the gateway's 4
   app.notFound((c) => c.json({ nope: true }, 404));
   assert.equal((await app.request("/health", { method: "HEAD" })).status, 404);
   assert.equal((await app.request("/health", { method: "POST" })).status, 404);
+});
+
+Deno.test("status API: secrets the gateway knows are masked in what agents did", async () => {
+  const secret = "sk-status-secret-0123456789";
+  secrets.add(secret);
+  const store = new StatusStore(new FakeClock());
+  store.turnStarted({
+    turnId: "t1",
+    sessionKey: "s",
+    model: "m",
+    kind: "answer",
+    continuation: false,
+    startedAt: 0,
+  });
+  store.callStarted("t1", {
+    label: "codex",
+    agent: "codex",
+    role: "child",
+    model: "m",
+    startedAt: 0,
+  })
+    .event({ type: "activity", agent: "codex", text: `$ curl -H "x-api-key: ${secret}" …` });
+  const app = new Hono();
+  mountStatusRoutes(app, {
+    store,
+    info: () => ({ version: "1", startedAt: 0, configPath: null }),
+    authOn: () => false,
+  });
+  const text = await (await app.request("/v1/council/status")).text();
+  assert.ok(!text.includes(secret));
+  assert.match(text, /x-api-key: \*\*\*/);
+  const frames = await readFrames(await app.request("/v1/council/events"), 1);
+  assert.ok(!JSON.stringify(frames).includes(secret));
 });
