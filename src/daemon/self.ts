@@ -47,10 +47,25 @@ export function denoRunArgs(mainModule: string): string[] {
   return ["run", "--config", config, ...startTaskFlags(task), entry];
 }
 
+/** What decides how this program runs again. */
+export interface Runtime {
+  /** A compiled binary (`deno compile`): the executable is the program itself. */
+  standalone: boolean;
+  /** The running executable: the binary, or deno. */
+  execPath: string;
+  mainModule: string;
+}
+
+const thisRuntime = (): Runtime => ({
+  standalone: Deno.build.standalone,
+  execPath: Deno.execPath(),
+  mainModule: Deno.mainModule,
+});
+
 /** This program as a new process would run it. */
-export function selfInvocation(): SelfInvocation {
-  if (Deno.build.standalone) return { command: Deno.execPath(), args: [] };
-  return { command: Deno.execPath(), args: denoRunArgs(Deno.mainModule) };
+export function selfInvocation(runtime: Runtime = thisRuntime()): SelfInvocation {
+  if (runtime.standalone) return { command: runtime.execPath, args: [] };
+  return { command: runtime.execPath, args: denoRunArgs(runtime.mainModule) };
 }
 
 /** A word as a POSIX shell reads it back. */
