@@ -357,11 +357,20 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   // idle collector counts them as in flight until then.
   const inFlight = new InFlightTurns(collector);
 
-  // No CLI child outlives this gateway, however it ends (see agents/group_keeper.ts).
-  const runners = [...config.defaultAgents, config.judge].flatMap((a) => a?.runner ?? []);
-  const keeper = !options.runAgent && runners.some((runner) => !isHttpRunner(runner))
-    ? new GroupKeeper({ dir: recordDirectory(readEnv), graceMs: DEFAULT_KILL_GRACE_MS, log })
-    : undefined;
+  // No CLI child outlives this gateway, however it ends (see agents/group_keeper.ts). Made when
+  // a configuration first has a CLI agent (at start, or a reload that brings one).
+  let keeper: GroupKeeper | undefined;
+  const keeperFor = (config: Readonly<Config>) => {
+    const runners = [...config.defaultAgents, config.judge].flatMap((a) => a?.runner ?? []);
+    if (!keeper && !options.runAgent && runners.some((runner) => !isHttpRunner(runner))) {
+      keeper = new GroupKeeper({
+        dir: recordDirectory(readEnv),
+        graceMs: DEFAULT_KILL_GRACE_MS,
+        log,
+      });
+    }
+    return keeper;
+  };
 
   // Shared by every configuration a reload brings: sessions (seeded from the ledger, which
   // records every finished turn) and the live status.
@@ -377,7 +386,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       gatewayToken: config.token,
       selfOrigins: () => origins,
       pricing: config.pricing,
-      groups: keeper,
+      groups: keeperFor(config),
     });
     // With a ledger, sessions start from its counters and each turn's start, calls and end are
     // appended; isolated workspaces live in one registry (swept of a crashed gateway's at start).
