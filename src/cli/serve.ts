@@ -61,33 +61,38 @@ export async function serveCommand(
   if (problem) throw new ConfigError(problem);
   setupServeLogging(config, env);
   const log = moduleLogger("server");
-  const server = startServer(config, { handleSignals: true });
-  warnMissingCommands(config, env, log);
-  const reloader = new ConfigReloader({
-    load,
-    current: config,
-    log: moduleLogger("config"),
-    apply: (next, changes) => {
-      server.reload(next);
-      if (changes.some((c) => c.key === "logLevel" || c.key === "token")) {
-        setupServeLogging(next, env);
-      }
-      warnMissingCommands(next, env, log);
-    },
-  });
-  reloader.watch();
-  const wasTerminal = Deno.stdout.isTerminal();
-  const onHangup = () => {
-    if (wasTerminal && terminalGone()) void server.shutdown();
-    else reloader.reload("SIGHUP");
-  };
+  // Listening before the server starts: without a listener a SIGHUP would end the process.
+  let onHangup = () => {};
+  const hangup = () => onHangup();
   const posix = Deno.build.os !== "windows";
-  if (posix) Deno.addSignalListener("SIGHUP", onHangup);
+  if (posix) Deno.addSignalListener("SIGHUP", hangup);
+  let reloader: ConfigReloader | undefined;
   try {
+    const server = startServer(config, { handleSignals: true });
+    warnMissingCommands(config, env, log);
+    reloader = new ConfigReloader({
+      load,
+      current: config,
+      log: moduleLogger("config"),
+      apply: (next, changes) => {
+        server.reload(next);
+        if (changes.some((c) => c.key === "logLevel" || c.key === "token")) {
+          setupServeLogging(next, env);
+        }
+        warnMissingCommands(next, env, log);
+      },
+    });
+    reloader.watch();
+    const wasTerminal = Deno.stdout.isTerminal();
+    const reloading = reloader;
+    onHangup = () => {
+      if (wasTerminal && terminalGone()) void server.shutdown();
+      else reloading.reload("SIGHUP");
+    };
     await server.finished;
   } finally {
-    reloader.stop();
-    if (posix) Deno.removeSignalListener("SIGHUP", onHangup);
+    reloader?.stop();
+    if (posix) Deno.removeSignalListener("SIGHUP", hangup);
   }
   return 0;
 }
