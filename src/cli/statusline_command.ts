@@ -7,6 +7,7 @@ import type { Config } from "../config.ts";
 import { fetchStatus } from "../daemon/gateway_client.ts";
 import { runningDaemon } from "../daemon/lifecycle.ts";
 import { daemonPaths } from "../daemon/paths.ts";
+import { endpointKey } from "../origins.ts";
 import { clientOrigin } from "./connect.ts";
 import type { CliIo } from "./io.ts";
 import { renderStatusLine, sessionIdOf } from "./statusline.ts";
@@ -21,6 +22,18 @@ async function readStdin(io: CliIo, timeoutMs = 1000): Promise<string> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The token Claude Code itself presents to this gateway (the status line runs in its
+ * environment), when the gateway's own configuration here does not name one.
+ */
+function hostToken(env: (name: string) => string | undefined, origin: string): string | undefined {
+  const base = env("ANTHROPIC_BASE_URL");
+  const key = base ? endpointKey(base) : undefined;
+  return key !== undefined && key === endpointKey(origin)
+    ? env("ANTHROPIC_AUTH_TOKEN") || env("ANTHROPIC_API_KEY") || undefined
+    : undefined;
 }
 
 /** One line, always, and exit 0: a failing command would blank Claude Code's line. */
@@ -38,7 +51,8 @@ export async function statusline(io: CliIo, load: () => Readonly<Config>): Promi
     origin = runningDaemon(daemonPaths(io.env))?.origin ?? origin;
   } catch { /* no state directory: the configured address */ }
   const where = origin.replace(/^http:\/\//, "");
-  const reply = await fetchStatus(origin, { token: config.token, session, timeoutMs: 800 });
+  const token = config.token ?? hostToken(io.env, origin);
+  const reply = await fetchStatus(origin, { token, session, timeoutMs: 800 });
   io.stdout(`${renderStatusLine(reply, where)}\n`);
   return 0;
 }

@@ -198,6 +198,28 @@ Deno.test("statusline: against a gateway running a turn, from Claude Code's stdi
       "council · ready · 1 running elsewhere\n",
       "another Claude Code session",
     );
+    const asClaudeCodeHasIt = await statusline(claudeCodeStdin("cc-1"), {
+      ...env,
+      SVC_GATEWAY_TOKEN: "",
+      ANTHROPIC_BASE_URL: server.origin,
+      ANTHROPIC_AUTH_TOKEN: token,
+    });
+    assert.match(
+      asClaudeCodeHasIt.stdout,
+      /^council · claude ✓/,
+      "the token Claude Code presents to this same gateway",
+    );
+    const elsewhere = await statusline(claudeCodeStdin("cc-1"), {
+      ...env,
+      SVC_GATEWAY_TOKEN: "",
+      ANTHROPIC_BASE_URL: "https://api.example.com",
+      ANTHROPIC_AUTH_TOKEN: token,
+    });
+    assert.match(
+      elsewhere.stdout,
+      /refused the token/,
+      "a token Claude Code sends elsewhere is not presented here",
+    );
     const wrong = await statusline(claudeCodeStdin("cc-1"), { ...env, SVC_GATEWAY_TOKEN: "nope" });
     assert.equal(wrong.stdout, "council · gateway refused the token (SVC_GATEWAY_TOKEN)\n");
     release.open();
