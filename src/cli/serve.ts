@@ -74,11 +74,10 @@ export async function serveCommand(
       load,
       current: config,
       log: moduleLogger("config"),
-      apply: (next, changes) => {
+      apply: (next) => {
         server.reload(next);
-        if (changes.some((c) => c.key === "logLevel" || c.key === "token")) {
-          setupServeLogging(next, env);
-        }
+        // The level, the token or an agent's key variable may have changed.
+        setupServeLogging(next, env);
         warnMissingCommands(next, env, log);
       },
     });

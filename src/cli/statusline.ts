@@ -1,7 +1,6 @@
 /**
- * `statusline`: Claude Code's `statusLine` command. It reads the session JSON Claude Code writes
- * on stdin, asks the gateway about that session and prints one short line, e.g.
- * `council · claude ✓ 8s · codex … 11s · gemini ✗ · $0.04`.
+ * The status line's text: a gateway's status document, seen from one Claude Code session, as one
+ * short line (`council · claude ✓ 8s · codex … 11s · gemini ✗ · $0.04`), or why there is none.
  */
 import { z } from "zod";
 import type { LiveTurnView, StatusReply, StatusView } from "../daemon/gateway_client.ts";
