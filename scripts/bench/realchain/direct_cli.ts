@@ -63,7 +63,20 @@ export function bareInvocation(
   return { args, env };
 }
 
+/** The children's user + system CPU time from bash's `times` output (its second line), ms. */
+export function childrenCpuMs(times: string): number {
+  const line = times.trim().split("\n")[1] ?? "";
+  const parts = [...line.matchAll(/(\d+)m([\d.,]+)s/g)];
+  if (parts.length !== 2) return NaN;
+  return parts.reduce(
+    (sum, [, m, s]) => sum + (Number(m) * 60 + Number(s.replace(",", "."))) * 1000,
+    0,
+  );
+}
+
 export interface DirectRun {
+  /** User + system CPU time of the CLI and the descendants it waited for, ms. */
+  cpuMs: number;
   /** Spawn (or, pre-started, the prompt's write) → first upstream request, ms. */
   firstRequestMs: number;
   /** Spawn (or the prompt's write) → exit, ms. */
@@ -129,8 +142,18 @@ export async function runDirect(
   const cwd = await Deno.makeTempDir({ prefix: "realchain-cli-" });
   const seen = stub.records.length;
   let t0 = epochNow();
-  const child = new Deno.Command(path, {
-    args: invocation.args,
+  const timesPath = `${cwd}.times`;
+  // Through bash, whose `times` then reports the CPU the CLI and its waited-for descendants used:
+  // a measure of start-up work that the machine's load hardly moves, unlike wall time.
+  const child = new Deno.Command("bash", {
+    args: [
+      "-c",
+      'f=$1; shift; "$@"; s=$?; times >"$f"; exit $s',
+      "bash",
+      timesPath,
+      path,
+      ...invocation.args,
+    ],
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...invocation.env },
     clearEnv: true,
     cwd,
@@ -157,7 +180,9 @@ export async function runDirect(
     const status = await child.status;
     const exitMs = epochNow() - t0;
     const first = stub.records.slice(seen).find((r) => r.vendor === vendor);
+    const times = await Deno.readTextFile(timesPath).catch(() => "");
     return {
+      cpuMs: childrenCpuMs(times),
       firstRequestMs: first ? first.arrivedAt - t0 : NaN,
       exitMs,
       exitCode: status.code,
@@ -169,5 +194,6 @@ export async function runDirect(
       Deno.kill(-child.pid, "SIGKILL");
     } catch { /* the group has ended */ }
     await Deno.remove(cwd, { recursive: true }).catch(() => {});
+    await Deno.remove(timesPath).catch(() => {});
   }
 }

@@ -7,6 +7,9 @@
  *   at once (cold) or after the CLI has sat started for a while (pre-started); if the start-up
  *   work came first, prompt → first request is much shorter than cold spawn → first request.
  *   Also what such an idle started CLI costs (its process group's RSS, PSS and CPU so far).
+ *
+ * `CLISTART_VENDORS=claude,codex` measures only those CLIs; `CLISTART_RUNS=N` sets the number of
+ * rounds (default 8), for effects smaller than the run-to-run spread.
  */
 import { join } from "node:path";
 import { formatNumber, formatTable, quantile } from "../results.ts";
@@ -69,6 +72,10 @@ function ms(value: number): string {
   return Number.isFinite(value) ? `${formatNumber(value)} ms` : "–";
 }
 
+function signedMs(value: number): string {
+  return `${value > 0 ? "+" : ""}${ms(value)}`;
+}
+
 function conditionsFor(vendor: Vendor, origin: string, home: string): Condition[] {
   const shipped = adapterInvocation(vendor, origin, home);
   const bare = bareInvocation(shipped, SWITCHES[vendor]);
@@ -98,13 +105,26 @@ function switchesTable(conditions: Condition[]): string {
       c.vendor,
       c.label,
       ms(first),
-      c.label === "none" ? "" : `${delta > 0 ? "+" : ""}${ms(delta)}`,
+      c.label === "none" ? "" : signedMs(delta),
       ms(med(c.runs.map((r) => r.exitMs))),
+      ms(med(c.runs.map((r) => r.cpuMs))),
+      c.label === "none"
+        ? ""
+        : `${signedMs(med(c.runs.map((r) => r.cpuMs)) - med(none.runs.map((r) => r.cpuMs)))}`,
       `${c.runs.filter((r) => r.exitCode !== 0).length}/${c.runs.length}`,
     ];
   });
   return formatTable(
-    ["CLI", "Switch", "spawn → first request", "Δ vs none", "spawn → exit", "failed"],
+    [
+      "CLI",
+      "Switch",
+      "spawn → first request",
+      "Δ vs none",
+      "spawn → exit",
+      "CPU (user + sys)",
+      "Δ CPU vs none",
+      "failed",
+    ],
     rows,
   );
 }
@@ -158,12 +178,15 @@ export const clistart: Scenario = {
     const home = join(context.tempDir, "clistart-home");
     await prepareHome(home);
     try {
-      const conditions = found.flatMap((cli) => conditionsFor(cli.vendor, stub.origin, home));
+      const only = Deno.env.get("CLISTART_VENDORS")?.split(",").map((v) => v.trim());
+      const conditions = found
+        .filter((cli) => !only || only.includes(cli.vendor))
+        .flatMap((cli) => conditionsFor(cli.vendor, stub.origin, home));
       const pathOf = (vendor: Vendor) => found.find((c) => c.vendor === vendor)!.path;
       for (const c of conditions) {
         await runDirect(c.vendor, pathOf(c.vendor), c.invocation, stub, PROMPT);
       }
-      const count = runs(context, 8, 1);
+      const count = runs(context, Number(Deno.env.get("CLISTART_RUNS")) || 8, 1);
       for (let i = 0; i < count; i++) {
         for (const c of conditions) {
           c.runs.push(await runDirect(c.vendor, pathOf(c.vendor), c.invocation, stub, PROMPT));
