@@ -66,6 +66,7 @@ export function turnTable(columns: readonly Column[]): string {
     const gateway = median(c.timelines, (t) => t.gatewayMs);
     return `${ms(gateway)} (${formatNumber(median(c.timelines, sharePercent))} %)`;
   });
+  row("gateway share, worst turn", (c) => ms(Math.max(...c.timelines.map((t) => t.gatewayMs))));
   row("  of which: request → first spawn", (c) => ms(median(c.timelines, (t) => t.leadMs)));
   row(
     "  of which: children done → synth spawn",

@@ -7,6 +7,7 @@
  * wall time, each CLI process's spawn → first upstream request, model time and exit tail (from a
  * wrapper's stamps and the stub's records), and the gateway's share (the time no CLI ran). With
  * `--compare DIR`, DIR's gateway runs the same turns interleaved with this one's.
+ * `REALCHAIN_RUNS=N` sets the measured turns per kind (default 10).
  */
 import { join } from "node:path";
 import { messagesBody, streamMessages } from "../client.ts";
@@ -212,7 +213,7 @@ async function measure(
   ) as unknown as Record<TurnKind, Column[]>;
   const problems: string[] = [];
   const warmUp = runs(context, 1, 0);
-  const count = runs(context, 10, 1);
+  const count = runs(context, Number(Deno.env.get("REALCHAIN_RUNS")) || 10, 1);
   for (let run = -warmUp; run < count; run++) {
     for (const kind of KINDS) {
       for (const [i, variant] of variants.entries()) {
