@@ -39,7 +39,9 @@ function labelsOf(columns: readonly Column[]): string[] {
   return [...[...labels].sort(), "synth"];
 }
 
-function processValue(timeline: TurnTimeline, label: string, field: typeof PARTS[number][1]) {
+type Field = typeof PARTS[number][1] | "requests" | "failedRequests";
+
+function processValue(timeline: TurnTimeline, label: string, field: Field) {
   return timeline.processes.find((p) => p.label === label)?.[field] ?? NaN;
 }
 
@@ -80,6 +82,10 @@ export function turnTable(columns: readonly Column[]): string {
         (c) => ms(median(c.timelines, (t) => processValue(t, label, field))),
       );
     }
+    row(`${label}: requests (failed)`, (c) => {
+      const count = (field: Field) => median(c.timelines, (t) => processValue(t, label, field));
+      return `${formatNumber(count("requests"))} (${formatNumber(count("failedRequests"))})`;
+    });
   }
   return formatTable(["Median per turn", ...columns.map((c) => c.label)], rows);
 }

@@ -7,7 +7,9 @@
  * wall time, each CLI process's spawn → first upstream request, model time and exit tail (from a
  * wrapper's stamps and the stub's records), and the gateway's share (the time no CLI ran). With
  * `--compare DIR`, DIR's gateway runs the same turns interleaved with this one's.
- * `REALCHAIN_RUNS=N` sets the measured turns per kind (default 10).
+ * `REALCHAIN_RUNS=N` sets the measured turns per kind (default 10), `REALCHAIN_AGENTS=claude,gemini`
+ * the council (the first is the synthesizer; e.g. the same turn with a failing agent removed),
+ * `REALCHAIN_TIMEOUT_MS` each agent's time-out (default 120 s).
  */
 import { join } from "node:path";
 import { messagesBody, streamMessages } from "../client.ts";
@@ -28,6 +30,7 @@ import { parseStamps, type TurnTimeline, turnTimeline } from "../realchain/timel
 
 export type TurnKind = "answer" | "action";
 const KINDS: readonly TurnKind[] = ["answer", "action"];
+/** Each agent's time-out unless `REALCHAIN_TIMEOUT_MS` says otherwise. */
 const AGENT_TIMEOUT_MS = 120_000;
 
 /** One gateway under test. */
@@ -184,7 +187,7 @@ async function startVariants(
       home,
       wrapper: join(context.repoRoot, "scripts/bench/realchain/stamp.sh"),
       stampsPath,
-      timeoutMs: AGENT_TIMEOUT_MS,
+      timeoutMs: Number(Deno.env.get("REALCHAIN_TIMEOUT_MS")) || AGENT_TIMEOUT_MS,
     };
     const gateway = await startGateway({ ...context, repoRoot: root.repoRoot }, {
       fanOutPolicy: "always",
@@ -270,7 +273,12 @@ export const realchain: Scenario = {
   description: "the real claude, codex and gemini CLIs against a local stub model (figure of " +
     "record)",
   async run(context) {
-    const { found, missing } = await findClis();
+    const { found: installed, missing } = await findClis();
+    // `REALCHAIN_AGENTS=claude,gemini`: a smaller council (the first named is the synthesizer).
+    const chosen = Deno.env.get("REALCHAIN_AGENTS")?.split(",").map((v) => v.trim());
+    const found = chosen
+      ? chosen.map((v) => installed.find((c) => c.vendor === v)).filter((c) => c !== undefined)
+      : installed;
     if (missing.length) throw new Error(`CLIs missing (see .ci/run): ${missing.join("; ")}`);
     const behaviours = behavioursFrom((name) => Deno.env.get(name));
     const stub = startChainStub(behaviours);
