@@ -25,7 +25,12 @@ import {
   type StubRecord,
   vendorOf,
 } from "../../scripts/bench/realchain/stub.ts";
-import { coveredMs, parseStamps, turnTimeline } from "../../scripts/bench/realchain/timeline.ts";
+import {
+  coveredMs,
+  parseStamps,
+  type TurnTimeline,
+  turnTimeline,
+} from "../../scripts/bench/realchain/timeline.ts";
 
 const STAMPS = [
   "claude 10 start 100.000",
@@ -70,10 +75,38 @@ Deno.test("turnTimeline: children, the synthesizer, their requests and the gatew
 
 Deno.test("turnTimeline: a process still running at the end counts to the end; no synth", () => {
   const stamps = parseStamps("codex 1 start 10.000\ngemini 2 start 10.100\ngemini 2 exit 10.5 0");
-  const timeline = turnTimeline(9_990, 11_000, stamps, []);
+  const timeline = turnTimeline(9_990, 11_000, stamps, [record("codex", 10_200)]);
   assert.equal(timeline.processes.find((p) => p.label === "synth"), undefined);
   assert.equal(Math.round(timeline.gatewayMs), 10, "codex covers the rest of the turn");
-  assert.ok(Number.isNaN(timeline.processes[0].firstRequestMs), "no request: NaN, not 0");
+  const gemini = timeline.processes.find((p) => p.vendor === "gemini")!;
+  assert.ok(Number.isNaN(gemini.firstRequestMs), "no request (failed early): NaN, not 0");
+});
+
+Deno.test("turnTimeline: a warm pool's processes count from the turn's start; idle ones not", () => {
+  const stamps = parseStamps([
+    "claude 1 start 5.000", // pooled before the turn, used as a child
+    "claude 2 start 6.000", // pooled before the turn, used as the synthesizer
+    "codex 3 start 7.000", // pooled, still idle: not this turn's
+    "claude 1 exit 10.400 0",
+    "claude 4 start 10.450", // a refill started during the turn: not this turn's
+    "claude 2 exit 10.900 0",
+  ].join("\n"));
+  const timeline = turnTimeline(10_000, 10_950, stamps, [
+    { ...record("claude", 10_100), pid: 1 },
+    { ...record("claude", 10_500), pid: 2 },
+  ]);
+  assert.deepEqual(timeline.processes.map((p) => [p.label, p.pooled]), [
+    ["claude", true],
+    ["synth", true],
+  ]);
+  assert.equal(Math.round(timeline.processes[0].firstRequestMs), 100, "from the turn's start");
+  assert.equal(
+    Math.round(timeline.processes[1].firstRequestMs),
+    100,
+    "a pooled synthesizer's from the last child's exit",
+  );
+  assert.ok(Number.isNaN(timeline.gatewayMs), "not told from processes already running");
+  assert.equal(Math.round(timeline.closeMs), 50);
 });
 
 Deno.test("coveredMs merges overlapping intervals and clips them", () => {
@@ -96,7 +129,12 @@ Deno.test("chainProblem names the CLI that did not reach the stub or failed", ()
 });
 
 Deno.test("turnTable prints medians per gateway, side by side", () => {
-  const timeline = turnTimeline(99_998, 101_503, parseStamps(STAMPS), []);
+  const timeline = turnTimeline(99_998, 101_503, parseStamps(STAMPS), [
+    record("claude", 100_300),
+    record("codex", 100_200),
+    record("gemini", 100_900),
+    record("claude", 101_300),
+  ]);
   const table = turnTable([
     { label: "new", timelines: [timeline] },
     { label: "old", timelines: [{ ...timeline, wallMs: 3010 }] },
@@ -182,9 +220,19 @@ Deno.test({
         log: (line) => lines.push(line),
       });
       const walls = result.figures.filter((f) => f.name.includes("turn wall"));
-      assert.equal(walls.length, 2, "an answer turn and an action turn");
-      const details = result.details as { problems: string[] };
+      assert.equal(walls.length, 4, "an answer turn and an action turn, without and with a pool");
+      const details = result.details as {
+        problems: string[];
+        unattributed: string[];
+        timelines: Record<string, { label: string; timelines: TurnTimeline[] }[]>;
+      };
       assert.deepEqual(details.problems, [], lines.join("\n"));
+      assert.deepEqual(details.unattributed, [], "every request names its process");
+      // The pool's second turn (the action turn) ran on children started during the first one,
+      // which waited longer than claude waits for a silent stdin: the primer kept them.
+      const pooled = details.timelines.action.find((c) => c.label.includes("warmPool"))!;
+      const used = pooled.timelines[0].processes.filter((p) => p.pooled).map((p) => p.label);
+      assert.deepEqual(used.sort(), ["claude", "codex", "gemini", "synth"], lines.join("\n"));
     } finally {
       await Deno.remove(tempDir, { recursive: true });
     }

@@ -86,7 +86,8 @@ export function pointingEnv(vendor: Vendor, stubOrigin: string, home: string) {
 export function pointingArgs(vendor: Vendor, stubOrigin: string): string[] {
   if (vendor !== "codex") return [];
   const provider = `model_providers.realchain={name="Realchain stub",base_url="${stubOrigin}/v1",` +
-    `wire_api="responses",env_key="REALCHAIN_API_KEY"}`;
+    `wire_api="responses",env_key="REALCHAIN_API_KEY",` +
+    `env_http_headers={"x-realchain-pid"="REALCHAIN_PID"}}`;
   return ["-c", "model_provider=realchain", "-c", provider];
 }
 

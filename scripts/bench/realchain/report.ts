@@ -13,7 +13,8 @@ export interface Column {
 }
 
 const PARTS = [
-  ["spawn → first request", "firstRequestMs"],
+  // "start": the spawn, or for a pooled process the moment it could get its prompt.
+  ["start → first request", "firstRequestMs"],
   ["model", "modelMs"],
   ["exit tail", "tailMs"],
   ["wall", "wallMs"],
@@ -50,18 +51,21 @@ export function sharePercent(timeline: TurnTimeline): number {
   return (100 * timeline.gatewayMs) / timeline.wallMs;
 }
 
-/** One table: rows are the turn's parts, columns the gateways, medians in the cells. */
-export function turnTable(columns: readonly Column[]): string {
+/**
+ * One table: rows are the turn's parts, columns the gateways, medians in the cells; walls also as
+ * a ratio to the `base` column's (default: the last).
+ */
+export function turnTable(columns: readonly Column[], base = columns.length - 1): string {
   const rows: string[][] = [];
   const row = (name: string, cell: (c: Column) => string) =>
     rows.push([name, ...columns.map(cell)]);
   row("runs", (c) => String(c.timelines.length));
   row("turn wall", (c) => ms(median(c.timelines, (t) => t.wallMs)));
   if (columns.length > 1) {
-    const base = median(columns[columns.length - 1].timelines, (t) => t.wallMs);
+    const baseWall = median(columns[base].timelines, (t) => t.wallMs);
     row(
-      `turn wall ÷ ${columns[columns.length - 1].label}`,
-      (c) => formatNumber(median(c.timelines, (t) => t.wallMs) / base),
+      `turn wall ÷ ${columns[base].label}`,
+      (c) => formatNumber(median(c.timelines, (t) => t.wallMs) / baseWall),
     );
   }
   row("gateway share", (c) => {

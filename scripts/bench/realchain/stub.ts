@@ -27,6 +27,8 @@ export interface StubRecord {
   kind: PromptKind;
   /** The CLI process's own session header, when it sends one (tells a child from the synth). */
   session?: string;
+  /** The stamping wrapper's pid (its `x-realchain-pid` header), when the request carries it. */
+  pid?: number;
   status: number;
   arrivedAt: number;
   /** When the last byte of the reply was handed to the socket (NaN while hanging). */
@@ -224,6 +226,7 @@ export function startChainStub(
       kind,
       session: request.headers.get("x-claude-code-session-id") ??
         request.headers.get("session-id") ?? undefined,
+      pid: Number(request.headers.get("x-realchain-pid")) || undefined,
       status: 0,
       arrivedAt,
       repliedAt: NaN,

@@ -20,7 +20,9 @@ export interface ProcessTiming {
   /** The vendor, and "synth" for the synthesizer. */
   label: string;
   vendor: Vendor;
-  /** Turn start → this process started. */
+  /** Started before the turn (a warm pool's): its times count from the turn's start. */
+  pooled: boolean;
+  /** Turn start → this process started (negative when pooled). */
   startMs: number;
   /** Process start → its first upstream request (NaN: it made none). */
   firstRequestMs: number;
@@ -92,11 +94,79 @@ export function coveredMs(
   return total;
 }
 
+/** An exit this long after the reply's end still belongs to the turn (a child's last moments). */
+const EXIT_SLACK_MS = 2_000;
+
+interface Placed {
+  stamp: Stamp;
+  /**
+   * When it counts from: its start, or for a process started before the turn the moment it could
+   * get its prompt (the turn's start; the synthesizer's: the last child's exit).
+   */
+  from: number;
+  exit: number;
+  owned: StubRecord[];
+}
+
 /**
- * The turn's timeline. `stamps` and `records` may hold other turns' entries: only processes
- * that started inside [startedAt, endedAt] count, and a process owns its vendor's requests that
- * arrived while it ran. The last process to start, once every other one had exited, is the
- * synthesizer.
+ * The processes of a turn: those that made a request during it, and those started during it
+ * that exited by its end (a child that failed before any request). A process started before the
+ * turn (a warm pool's) counts from the turn's start. Idle pool processes and refills do neither.
+ */
+function placeProcesses(
+  startedAt: number,
+  endedAt: number,
+  stamps: readonly Stamp[],
+  records: readonly StubRecord[],
+): Placed[] {
+  return stamps.flatMap((stamp): Placed[] => {
+    const exit = Number.isFinite(stamp.exit) ? stamp.exit : Infinity;
+    if (stamp.start > endedAt || exit < startedAt) return [];
+    const from = Math.max(stamp.start, startedAt);
+    const owned = records.filter((r) =>
+      (r.pid === undefined ? r.vendor === stamp.vendor : r.pid === stamp.pid) &&
+      r.arrivedAt >= from && r.arrivedAt <= Math.min(exit, endedAt)
+    );
+    const failedEarly = stamp.start >= startedAt && exit <= endedAt + EXIT_SLACK_MS;
+    if (owned.length === 0 && !failedEarly) return [];
+    return [{ stamp, from, exit: Math.min(exit, endedAt + EXIT_SLACK_MS), owned }];
+  }).sort((a, b) => a.stamp.start - b.stamp.start);
+}
+
+/** The synthesizer: the process whose first request came after every other one had exited. */
+function synthesizerOf(placed: readonly Placed[]): Placed | undefined {
+  const firsts = placed.filter((p) => p.owned.length > 0);
+  const last = firsts.sort((a, b) => a.owned[0].arrivedAt - b.owned[0].arrivedAt).at(-1);
+  if (!last || placed.length < 2) return undefined;
+  const others = placed.filter((p) => p !== last);
+  return others.every((p) => p.exit <= last.owned[0].arrivedAt) ? last : undefined;
+}
+
+function timingOf(p: Placed, label: string, startedAt: number): ProcessTiming {
+  const first = p.owned[0]?.arrivedAt ?? NaN;
+  const replied = p.owned.map((r) => r.repliedAt).filter(Number.isFinite);
+  const lastReply = replied.length ? Math.max(...replied) : NaN;
+  return {
+    label,
+    vendor: p.stamp.vendor,
+    pooled: p.stamp.start < startedAt,
+    startMs: p.stamp.start - startedAt,
+    firstRequestMs: first - p.from,
+    modelMs: lastReply - first,
+    tailMs: p.exit - lastReply,
+    wallMs: p.exit - p.from,
+    requests: p.owned.length,
+    failedRequests: p.owned.filter((r) => r.status >= 400 || r.status === 0).length,
+    exitStatus: p.stamp.status,
+  };
+}
+
+/**
+ * The turn's timeline. `stamps` and `records` may hold other turns' entries (see
+ * `placeProcesses`); a process owns the requests that carry its pid (or, without one, its vendor's
+ * requests that arrived while it ran). With a
+ * process started before the turn, the gateway's share (and its lead and hand-off) cannot be
+ * told from the processes' lives: NaN.
  */
 export function turnTimeline(
   startedAt: number,
@@ -104,48 +174,24 @@ export function turnTimeline(
   stamps: readonly Stamp[],
   records: readonly StubRecord[],
 ): TurnTimeline {
-  const mine = stamps
-    .filter((s) => s.start >= startedAt && s.start <= endedAt)
-    .sort((a, b) => a.start - b.start);
-  const last = mine.at(-1);
-  const synth = last && mine.length > 1 &&
-      mine.slice(0, -1).every((s) => Number.isFinite(s.exit) && s.exit <= last.start)
-    ? last
-    : undefined;
-  const processes = mine.map((stamp): ProcessTiming => {
-    const exit = Number.isFinite(stamp.exit) ? stamp.exit : endedAt;
-    const owned = records.filter((r) =>
-      r.vendor === stamp.vendor && r.arrivedAt >= stamp.start && r.arrivedAt <= exit
-    );
-    const first = owned[0]?.arrivedAt ?? NaN;
-    const replied = owned.map((r) => r.repliedAt).filter(Number.isFinite);
-    const lastReply = replied.length ? Math.max(...replied) : NaN;
-    return {
-      label: stamp === synth ? "synth" : stamp.vendor,
-      vendor: stamp.vendor,
-      startMs: stamp.start - startedAt,
-      firstRequestMs: first - stamp.start,
-      modelMs: lastReply - first,
-      tailMs: exit - lastReply,
-      wallMs: exit - stamp.start,
-      requests: owned.length,
-      failedRequests: owned.filter((r) => r.status >= 400 || r.status === 0).length,
-      exitStatus: stamp.status,
-    };
-  });
-  const intervals = mine.map((s): [number, number] => [
-    s.start,
-    Number.isFinite(s.exit) ? s.exit : endedAt,
-  ]);
+  const placed = placeProcesses(startedAt, endedAt, stamps, records);
+  const synth = synthesizerOf(placed);
+  const childExits = placed.filter((p) => p !== synth).map((p) => p.exit);
+  // A pooled synthesizer could get its prompt only once the children were done.
+  if (synth && synth.stamp.start < startedAt) synth.from = Math.max(synth.from, ...childExits);
+  const processes = placed.map((p) =>
+    timingOf(p, p === synth ? "synth" : p.stamp.vendor, startedAt)
+  );
   const wallMs = endedAt - startedAt;
-  const children = intervals.slice(0, synth ? -1 : undefined);
-  const lastChildExit = Math.max(...children.map(([, b]) => b));
+  const intervals = placed.map((p): [number, number] => [p.from, p.exit]);
+  const pooled = processes.some((p) => p.pooled);
+  const lastExit = Math.max(...intervals.map(([, b]) => b));
   return {
     wallMs,
     processes,
-    gatewayMs: wallMs - coveredMs(intervals, startedAt, endedAt),
-    leadMs: mine.length ? mine[0].start - startedAt : wallMs,
-    handoffMs: synth ? Math.max(0, synth.start - lastChildExit) : 0,
-    closeMs: mine.length ? Math.max(0, endedAt - Math.max(...intervals.map(([, b]) => b))) : 0,
+    gatewayMs: pooled ? NaN : wallMs - coveredMs(intervals, startedAt, endedAt),
+    leadMs: pooled ? NaN : placed.length ? placed[0].from - startedAt : wallMs,
+    handoffMs: pooled ? NaN : synth ? Math.max(0, synth.from - Math.max(...childExits)) : 0,
+    closeMs: placed.length ? Math.max(0, endedAt - lastExit) : 0,
   };
 }

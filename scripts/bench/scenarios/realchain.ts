@@ -9,7 +9,9 @@
  * `--compare DIR`, DIR's gateway runs the same turns interleaved with this one's.
  * `REALCHAIN_RUNS=N` sets the measured turns per kind (default 10), `REALCHAIN_AGENTS=claude,gemini`
  * the council (the first is the synthesizer; e.g. the same turn with a failing agent removed),
- * `REALCHAIN_TIMEOUT_MS` each agent's time-out (default 120 s).
+ * `REALCHAIN_TIMEOUT_MS` each agent's time-out (default 120 s). A second column runs this code
+ * with a warm pool of one child per agent (`REALCHAIN_WARM_POOL=0`: without it), pausing
+ * `REALCHAIN_SETTLE_MS` (default 4 s) after each of its turns while its pool refills.
  */
 import { join } from "node:path";
 import { messagesBody, streamMessages } from "../client.ts";
@@ -37,6 +39,10 @@ const AGENT_TIMEOUT_MS = 120_000;
 interface Variant {
   label: string;
   repoRoot: string;
+  /** Config over the bench's (e.g. the warm pool). */
+  config?: Record<string, unknown>;
+  /** A pause after each of its turns, for its warm pool's refills to start up undisturbed. */
+  settleMs?: number;
   stampsPath: string;
   origin?: string;
   stop?: () => Promise<void>;
@@ -125,8 +131,8 @@ async function settledTimeline(
     const text = await Deno.readTextFile(variant.stampsPath).catch(() => "");
     const stamps = parseStamps(text);
     const timeline = turnTimeline(outcome.startedAt, outcome.endedAt, stamps, stub.records);
-    const mine = stamps.filter((s) => s.start >= outcome.startedAt && s.start <= outcome.endedAt);
-    if (mine.every((s) => Number.isFinite(s.exit)) || Date.now() > deadline) return timeline;
+    const exited = timeline.processes.every((p) => p.exitStatus !== undefined);
+    if (exited || Date.now() > deadline) return timeline;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -175,8 +181,17 @@ async function startVariants(
   stub: ChainStub,
   home: string,
 ): Promise<Variant[]> {
-  const roots = [
+  const pool = Deno.env.get("REALCHAIN_WARM_POOL") !== "0";
+  const roots: Omit<Variant, "stampsPath">[] = [
     { label: "this code", repoRoot: context.repoRoot },
+    ...(pool
+      ? [{
+        label: "this code, warmPool",
+        repoRoot: context.repoRoot,
+        config: { warmPool: { size: 1 } },
+        settleMs: Number(Deno.env.get("REALCHAIN_SETTLE_MS") ?? 4000),
+      }]
+      : []),
     ...(context.compareRoot ? [{ label: "compared", repoRoot: context.compareRoot }] : []),
   ];
   const variants: Variant[] = [];
@@ -193,6 +208,7 @@ async function startVariants(
       fanOutPolicy: "always",
       councilSize: clis.length,
       defaultAgents: clis.map((cli) => chainAgent(cli, options)),
+      ...root.config,
     });
     const label = root.label === "compared" ? `compared (${root.repoRoot})` : root.label;
     variants.push({ ...root, label, stampsPath, origin: gateway.origin, stop: gateway.stop });
@@ -222,6 +238,7 @@ async function measure(
       for (const [i, variant] of variants.entries()) {
         const outcome = await sendTurn(variant.origin!, kind, run);
         const timeline = await settledTimeline(variant, outcome, stub);
+        if (variant.settleMs) await new Promise((resolve) => setTimeout(resolve, variant.settleMs));
         const problem = outcome.problem ?? chainProblem(timeline, vendors);
         if (problem) problems.push(`${variant.label}, ${kind} turn: ${problem}`);
         else if (run >= 0) columns[kind][i].timelines.push(timeline);
@@ -242,17 +259,26 @@ function figuresOf(measured: Measured, wrapperMs: number, baseNote: string): Fig
   const note = baseNote +
     (failed.length ? `; ${failed.length} failed turns, first: ${failed[0]}` : "");
   for (const kind of KINDS) {
-    const [ours, compared] = measured.columns[kind];
+    const columns = measured.columns[kind];
+    const ours = columns[0];
+    const compared = columns.find((c) => c.label.startsWith("compared"));
     const walls = (c: Column) => summarize(c.timelines.map((t) => t.wallMs));
-    const ratio = compared ? median(ours.timelines, (t) => t.wallMs) / walls(compared).p50 : NaN;
-    figures.push({
-      scenario: "realchain",
-      name: `Real chain: ${kind} turn wall (3 CLI children + synthesizer)`,
-      unit: "ms",
-      gateway: walls(ours),
-      ...(compared ? { baseline: { label: compared.label, value: walls(compared) } } : {}),
-      note: `${note}${compared ? `; ${ratio.toFixed(2)} × the compared gateway's (p50)` : ""}`,
-    });
+    const ratio = (c: Column) =>
+      compared
+        ? `; ${(walls(c).p50 / walls(compared).p50).toFixed(2)} × the compared gateway's (p50)`
+        : "";
+    for (const column of columns.filter((c) => c !== compared)) {
+      const pooled = column !== ours;
+      figures.push({
+        scenario: "realchain",
+        name: `Real chain: ${kind} turn wall (3 CLI children + synthesizer` +
+          `${pooled ? ", warm pool" : ""})`,
+        unit: "ms",
+        gateway: walls(column),
+        ...(compared ? { baseline: { label: compared.label, value: walls(compared) } } : {}),
+        note: `${note}${ratio(column)}`,
+      });
+    }
   }
   const all = KINDS.flatMap((kind) => measured.columns[kind][0].timelines);
   const share = summarize(all.map(sharePercent));
@@ -305,14 +331,18 @@ export const realchain: Scenario = {
       }
       return {
         figures: figuresOf(measured, wrapperMs, note),
-        tables: KINDS.map((kind) =>
-          `Real chain, ${kind} turn (${note}):\n${turnTable(measured.columns[kind])}`
-        ),
+        tables: KINDS.map((kind) => {
+          const columns = measured.columns[kind];
+          const base = Math.max(0, columns.findIndex((c) => c.label.startsWith("compared")));
+          return `Real chain, ${kind} turn (${note}):\n${turnTable(columns, base)}`;
+        }),
         details: {
           clis: found,
           behaviours,
           wrapperMs,
           problems: measured.problems,
+          // Requests the stub could not tie to a process (no x-realchain-pid), by vendor.
+          unattributed: stub.records.filter((r) => r.pid === undefined).map((r) => r.vendor),
           timelines: measured.columns,
         },
       };
