@@ -47,6 +47,14 @@ export function poolKey(agent: AgentConfig, options: RunOptions): string {
   ]);
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
 function discard(entry: Entry): Promise<void> {
   return entry.prepared.then((p) => p.discard(), () => {});
 }
@@ -91,6 +99,11 @@ export function createWarmPool(
   const refill = () => {
     if (stopped) return;
     for (const [key, want] of wanted) {
+      // A directory that is gone (a turn's scratch copy, say) gets no child to wait in it.
+      if (want.options.cwd && !isDirectory(want.options.cwd)) {
+        wanted.delete(key);
+        continue;
+      }
       while ((ready.get(key)?.length ?? 0) < settings.size && total < settings.maxProcesses) {
         add(key, want);
       }

@@ -19,7 +19,7 @@ import type {
 import { createWarmPool, poolKey } from "../../src/agents/warm_pool.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { eventually } from "../wait.ts";
-import { isGone, testRunner } from "./support.ts";
+import { isGone, tempDir, testRunner } from "./support.ts";
 
 function result(agent: string, text: string): AgentResult {
   return {
@@ -102,18 +102,33 @@ Deno.test("warm pool: the first run is cold, then a started child takes the next
 });
 
 Deno.test("warm pool: children are kept per agent, role, model and cwd", async () => {
+  await using a = await tempDir();
+  await using b = await tempDir();
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
   await pool.runner(claude, "child", child);
   await pool.runner(claude, "synth", { role: "synth" });
-  await pool.runner(claude, "elsewhere", { role: "child", cwd: "/work/a" });
+  await pool.runner(claude, "elsewhere", { role: "child", cwd: a.path });
   assert.equal(pool.ready, 3);
   assert.equal(
     (await pool.runner(claude, "synth again", { role: "synth" })).text,
     "warm: synth again",
   );
-  assert.equal((await pool.runner(claude, "x", { role: "child", cwd: "/work/b" })).text, "cold: x");
+  assert.equal((await pool.runner(claude, "x", { role: "child", cwd: b.path })).text, "cold: x");
   assert.notEqual(poolKey(claude, child), poolKey(claude, { ...child, model: "haiku" }));
+  await pool.shutdown();
+});
+
+Deno.test("warm pool: no child is started to wait in a directory that is gone", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  const scratch = await Deno.makeTempDir();
+  const run = pool.runner(claude, "hold", { role: "child", cwd: scratch });
+  await Deno.remove(scratch);
+  fake.release();
+  await run;
+  assert.equal(pool.ready, 0);
+  assert.equal(fake.prepared.length, 0);
   await pool.shutdown();
 });
 
@@ -171,7 +186,9 @@ Deno.test("warm pool: a child that died while waiting is dropped; the run goes c
 Deno.test("warm pool: bounded by maxProcesses; off at size 0, with attachments, for HTTP agents", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, { ...settings, maxProcesses: 2 }, new FakeClock());
-  for (const cwd of ["/a", "/b", "/c"]) await pool.runner(claude, cwd, { role: "child", cwd });
+  for (const cwd of ["/", "/tmp", Deno.cwd()]) {
+    await pool.runner(claude, cwd, { role: "child", cwd });
+  }
   assert.equal(pool.ready, 2);
   await pool.shutdown();
 
