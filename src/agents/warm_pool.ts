@@ -1,7 +1,8 @@
 /**
  * The warm pool: CLI children started ahead of their turn, kept per (agent, role, model, cwd), so
- * a turn's child skips most of its CLI's start-up. Bounded, refilled once no pooled run is in
- * flight (so refills do not compete with a turn for the CPU), reaped when idle and on shutdown.
+ * a turn's child skips most of its CLI's start-up. A key is kept warm from its second run on;
+ * bounded, refilled once no pooled run is in flight (so refills do not compete with a turn for
+ * the CPU), reaped when idle and on shutdown.
  */
 import { type Clock, systemClock, type TimerId } from "../clock.ts";
 import { type AgentConfig, isHttpRunner } from "../config.ts";
@@ -47,6 +48,8 @@ export function poolKey(agent: AgentConfig, options: RunOptions): string {
   ]);
 }
 
+const SEEN_ONCE_LIMIT = 256;
+
 function isDirectory(path: string): boolean {
   try {
     return Deno.statSync(path).isDirectory;
@@ -67,6 +70,8 @@ export function createWarmPool(
 ): WarmPool {
   const ready = new Map<string, Entry[]>();
   const wanted = new Map<string, Wanted>();
+  /** Keys run once so far (bounded): a key is refilled from its second run on. */
+  const seenOnce = new Set<string>();
   let total = 0;
   let inFlight = 0;
   let stopped = false;
@@ -125,7 +130,15 @@ export function createWarmPool(
   const pooled = async (agent: AgentConfig, prompt: string, options: RunOptions) => {
     const key = poolKey(agent, options);
     const { role, cwd, model, hostCredentials } = options;
-    wanted.set(key, { agent, options: { role, cwd, model, hostCredentials } });
+    // A directory used once (a turn's own copy of the workspace) would only leave a child
+    // waiting where no turn comes back: a key is kept warm once it has come back.
+    if (wanted.has(key) || seenOnce.has(key)) {
+      seenOnce.delete(key);
+      wanted.set(key, { agent, options: { role, cwd, model, hostCredentials } });
+    } else {
+      seenOnce.add(key);
+      if (seenOnce.size > SEEN_ONCE_LIMIT) seenOnce.delete(seenOnce.values().next().value!);
+    }
     inFlight++;
     try {
       const prepared = await take(key);

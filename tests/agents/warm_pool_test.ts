@@ -16,7 +16,7 @@ import type {
   PrepareOptions,
   RunOptions,
 } from "../../src/agents/types.ts";
-import { createWarmPool, poolKey } from "../../src/agents/warm_pool.ts";
+import { createWarmPool, poolKey, type WarmPool } from "../../src/agents/warm_pool.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { eventually } from "../wait.ts";
 import { isGone, tempDir, testRunner } from "./support.ts";
@@ -86,16 +86,24 @@ const claude: AgentConfig = {
 const settings = { size: 1, idleMs: 60_000, maxProcesses: 8 };
 const child: RunOptions = { role: "child" };
 
-Deno.test("warm pool: the first run is cold, then a started child takes the next one", async () => {
+/** A key's first run: cold, and nothing kept for it yet. */
+async function firstRun(pool: WarmPool, agent: AgentConfig, options: RunOptions) {
+  const before = pool.ready;
+  await pool.runner(agent, "first sighting", options);
+  assert.equal(pool.ready, before, "a key run once gets no waiting child");
+}
+
+Deno.test("warm pool: kept warm from a key's second run; a started child takes the next", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  await firstRun(pool, claude, child);
   const first = await pool.runner(claude, "one", child);
   assert.equal(first.text, "cold: one");
   assert.equal(pool.ready, 1, "refilled after the run");
   assert.equal(fake.prepared[0].options.holdStdin, true, "a pooled child is primed to wait");
   const second = await pool.runner(claude, "two", child);
   assert.equal(second.text, "warm: two");
-  assert.deepEqual(fake.cold, ["one"]);
+  assert.deepEqual(fake.cold, ["first sighting", "one"]);
   assert.equal(fake.prepared[0].ran, "two");
   assert.equal(pool.ready, 1, "refilled again");
   await pool.shutdown();
@@ -106,15 +114,17 @@ Deno.test("warm pool: children are kept per agent, role, model and cwd", async (
   await using b = await tempDir();
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
-  await pool.runner(claude, "child", child);
-  await pool.runner(claude, "synth", { role: "synth" });
-  await pool.runner(claude, "elsewhere", { role: "child", cwd: a.path });
+  for (const options of [child, { role: "synth" } as const, { ...child, cwd: a.path }]) {
+    await firstRun(pool, claude, options);
+    await pool.runner(claude, "second", options);
+  }
   assert.equal(pool.ready, 3);
   assert.equal(
     (await pool.runner(claude, "synth again", { role: "synth" })).text,
     "warm: synth again",
   );
   assert.equal((await pool.runner(claude, "x", { role: "child", cwd: b.path })).text, "cold: x");
+  assert.equal(pool.ready, 3, "a directory used once (a turn's copy, say) gets no waiting child");
   assert.notEqual(poolKey(claude, child), poolKey(claude, { ...child, model: "haiku" }));
   await pool.shutdown();
 });
@@ -123,6 +133,7 @@ Deno.test("warm pool: no child is started to wait in a directory that is gone", 
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
   const scratch = await Deno.makeTempDir();
+  await firstRun(pool, claude, { role: "child", cwd: scratch });
   const run = pool.runner(claude, "hold", { role: "child", cwd: scratch });
   await Deno.remove(scratch);
   fake.release();
@@ -135,6 +146,8 @@ Deno.test("warm pool: no child is started to wait in a directory that is gone", 
 Deno.test("warm pool: refills wait until no pooled run is in flight", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  await firstRun(pool, claude, child);
+  await firstRun(pool, claude, { role: "synth" });
   const held = pool.runner(claude, "hold", child);
   await pool.runner(claude, "quick", { role: "synth" });
   assert.equal(fake.prepared.length, 0, "nothing started while a run is still going");
@@ -148,6 +161,7 @@ Deno.test("warm pool: an idle child is reaped and its key not refilled until use
   const fake = fakeRunner();
   const clock = new FakeClock();
   const pool = createWarmPool(fake.runner, settings, clock);
+  await firstRun(pool, claude, child);
   await pool.runner(claude, "one", child);
   clock.advance(settings.idleMs - 1);
   assert.equal(pool.ready, 1);
@@ -156,7 +170,9 @@ Deno.test("warm pool: an idle child is reaped and its key not refilled until use
   assert.equal(pool.ready, 0);
   assert.equal(fake.prepared[0].discarded, true);
   await pool.runner(claude, "later", child);
-  assert.deepEqual(fake.cold, ["one", "later"], "cold again after the reaping");
+  assert.deepEqual(fake.cold, ["first sighting", "one", "later"], "cold after the reaping");
+  assert.equal(pool.ready, 0, "after the reaping a key starts over");
+  await pool.runner(claude, "again", child);
   assert.equal(pool.ready, 1);
   await pool.shutdown();
 });
@@ -164,8 +180,10 @@ Deno.test("warm pool: an idle child is reaped and its key not refilled until use
 Deno.test("warm pool: shutdown ends every ready child and refills nothing after", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
-  await pool.runner(claude, "one", child);
-  await pool.runner(claude, "two", { role: "synth" });
+  for (const options of [child, { role: "synth" } as const]) {
+    await firstRun(pool, claude, options);
+    await pool.runner(claude, "second", options);
+  }
   await pool.shutdown();
   assert.equal(pool.ready, 0);
   assert.ok(fake.prepared.every((p) => p.discarded || p.ran));
@@ -176,6 +194,7 @@ Deno.test("warm pool: shutdown ends every ready child and refills nothing after"
 Deno.test("warm pool: a child that died while waiting is dropped; the run goes cold", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  await firstRun(pool, claude, child);
   await pool.runner(claude, "one", child);
   fake.prepared[0].dead = true;
   assert.equal((await pool.runner(claude, "two", child)).text, "cold: two");
@@ -187,6 +206,7 @@ Deno.test("warm pool: bounded by maxProcesses; off at size 0, with attachments, 
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, { ...settings, maxProcesses: 2 }, new FakeClock());
   for (const cwd of ["/", "/tmp", Deno.cwd()]) {
+    await firstRun(pool, claude, { role: "child", cwd });
     await pool.runner(claude, cwd, { role: "child", cwd });
   }
   assert.equal(pool.ready, 2);
@@ -221,12 +241,14 @@ Deno.test({
     const marker = `warm-pool-test-${crypto.randomUUID()}`;
     const agent = fakeAgent("command", {}, { command: "sh", args: ["-c", `cat; : ${marker}`] });
     const pool = createWarmPool(testRunner(), settings, clock);
+    await firstRun(pool, agent, child);
     await pool.runner(agent, "first", child);
     assert.equal(pool.ready, 1);
     const idle = await eventually(async () => (await pidsRunning(marker))[0], "a started child");
     clock.advance(settings.idleMs);
     await eventually(() => isGone(idle) || undefined, `idle child ${idle} ended`);
 
+    await firstRun(pool, agent, child);
     await pool.runner(agent, "second", child);
     const kept = await eventually(
       async () => (await pidsRunning(marker)).find((pid) => pid !== idle),
