@@ -3,7 +3,7 @@
  * full, memory-reducing garbage collection.
  *
  * Why: V8 frees the pages a burst of turns filled only at its next major collection, which an
- * idle process never reaches, and its own memory reducer re-arms only after 10 MB of growth. So
+ * idle process never reaches, and its own memory reducer re-arms only after more growth. So
  * without this an idle gateway keeps its last burst's garbage. The gateway knows exactly when it
  * is idle (no turn in flight, no request coming), which V8 cannot.
  */
@@ -16,7 +16,7 @@ export type CollectGarbage = () => void;
  * How long after the last turn and request to collect: longer than the quick steps of an
  * agent loop (the host reads a file, then asks again), so those are not collected between, and
  * short enough that a gateway left alone gives memory back at once. Slower steps (a long tool
- * run, a user's approval) do get a collection between them: ~30 ms of otherwise idle time.
+ * run, a user's approval) do get a collection between them, in otherwise idle time.
  */
 export const IDLE_COLLECT_MS = 1000;
 

@@ -25,6 +25,7 @@ import type { ProtocolHandler } from "./protocol/handler.ts";
 import { createMessagesHandler } from "./protocol/messages/handler.ts";
 import { createResponsesHandler } from "./protocol/responses/handler.ts";
 import { createAgentRunner, DEFAULT_KILL_GRACE_MS } from "./agents/run.ts";
+import { createWarmPool, type WarmPool } from "./agents/warm_pool.ts";
 import { describeGroupSpawn, machineGroupSpawn } from "./agents/group_spawn.ts";
 import { GroupKeeper } from "./agents/group_keeper.ts";
 import { recordDirectory } from "./agents/group_record.ts";
@@ -379,15 +380,23 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   let shared:
     | { sessions: SessionStore; journal?: TurnJournal; isolator: ReturnType<typeof startIsolator> }
     | undefined;
+  // One warm pool per configuration; a reload ends the previous one's waiting children.
+  let pool: WarmPool | undefined;
   const handlers = (config: Readonly<Config>) => {
-    const runAgent = options.runAgent ?? createAgentRunner({
-      passApiKeys: config.passApiKeys,
-      credentialVariables: apiKeyVariables([...config.defaultAgents, config.judge]),
-      gatewayToken: config.token,
-      selfOrigins: () => origins,
-      pricing: config.pricing,
-      groups: keeperFor(config),
-    });
+    void pool?.shutdown();
+    pool = options.runAgent ? undefined : createWarmPool(
+      createAgentRunner({
+        passApiKeys: config.passApiKeys,
+        credentialVariables: apiKeyVariables([...config.defaultAgents, config.judge]),
+        gatewayToken: config.token,
+        selfOrigins: () => origins,
+        pricing: config.pricing,
+        groups: keeperFor(config),
+      }),
+      config.warmPool,
+      clock,
+    );
+    const runAgent = options.runAgent ?? pool!.runner;
     // With a ledger, sessions start from its counters and each turn's start, calls and end are
     // appended; isolated workspaces live in one registry (swept of a crashed gateway's at start).
     if (!shared) {
@@ -506,6 +515,12 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
         "--v8-flags=--expose-gc; a plain `deno run` does not)",
     );
   }
+  if (pool && config.warmPool.size > 0) {
+    log.info("warm pool: {size} started child(ren) per agent and directory, at most {max}", {
+      size: config.warmPool.size,
+      max: config.warmPool.maxProcesses,
+    });
+  }
   if (keeper) {
     log.debug("children get their process group through {how}; {watchdog}", {
       how: describeGroupSpawn(machineGroupSpawn()),
@@ -525,7 +540,9 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   };
 
   const drained = server.finished.then(() => inFlight.idle());
-  const finished = Promise.race([drained, gaveUp]).then(() => keeper?.close()).finally(() => {
+  const finished = Promise.race([drained, gaveUp]).then(() => pool?.shutdown()).then(() =>
+    keeper?.close()
+  ).finally(() => {
     for (const id of timers) clock.clearTimeout(id);
     collector?.stop();
     stopped = true;

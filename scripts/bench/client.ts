@@ -78,6 +78,8 @@ export interface StreamedTurn {
 export interface StreamOptions {
   /** Called for each text_delta with `performance.now()` at the read that completed it. */
   onTextDelta?: (text: string, receivedAt: number) => void;
+  /** Called for every SSE frame as it arrives. */
+  onEvent?: (event: SseEvent) => void;
   headers?: Record<string, string>;
 }
 
@@ -108,6 +110,7 @@ export async function streamMessages(
       const at = performance.now();
       if (Number.isNaN(firstByte)) firstByte = at;
       for (const frame of parser.push(decoder.decode(chunk, { stream: true }))) {
+        options.onEvent?.(frame);
         if (frame.event === "message_stop") stopped = true;
         else if (frame.event === "error") error = `error event: ${frame.data.slice(0, 200)}`;
         else if (frame.event === "content_block_delta") {

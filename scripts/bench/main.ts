@@ -12,16 +12,19 @@ import { fileURLToPath } from "node:url";
 import { describeMachine, machineInfo } from "./machine.ts";
 import { type Figure, figuresTable, missedTargets } from "./results.ts";
 import type { BenchContext, Scenario } from "./scenario.ts";
+import { clistart } from "./scenarios/clistart.ts";
 import { concurrency } from "./scenarios/concurrency.ts";
 import { footprint } from "./scenarios/footprint.ts";
 import { overhead } from "./scenarios/overhead.ts";
 import { parallel } from "./scenarios/parallel.ts";
 import { passthrough } from "./scenarios/passthrough.ts";
 import { peer } from "./scenarios/peer.ts";
+import { realchain } from "./scenarios/realchain.ts";
 import { utility } from "./scenarios/utility.ts";
 import { worktree } from "./scenarios/worktree.ts";
 
 export const SCENARIOS: readonly Scenario[] = [
+  realchain,
   parallel,
   overhead,
   passthrough,
@@ -31,7 +34,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Scenarios run only when `--only` names them (e.g. they need an npm install). */
-export const OPT_IN_SCENARIOS: readonly Scenario[] = [peer, worktree];
+export const OPT_IN_SCENARIOS: readonly Scenario[] = [peer, worktree, clistart];
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -43,6 +46,8 @@ function usage(): string {
     "  --only NAMES            run only these scenarios (comma-separated)",
     "  --out FILE              where to write the results (default bench/results.json)",
     "  --cpu-prof-dir DIR      run each gateway with --cpu-prof, profiles written to DIR",
+    "  --compare DIR           also run DIR's gateway (another checkout) side by side, where",
+    "                          the scenario supports it (realchain)",
     '  --gateway-flags="FLAGS" extra `deno run` flags for the gateway, e.g.',
     '                          "--v8-flags=--max-semi-space-size=2"',
     "  --keep-logs             keep the scratch directory (gateway configs and logs)",
@@ -84,6 +89,7 @@ async function main(argv: string[]): Promise<number> {
       out: { type: "string" },
       "cpu-prof-dir": { type: "string" },
       "gateway-flags": { type: "string" },
+      compare: { type: "string" },
       "keep-logs": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -112,10 +118,12 @@ async function main(argv: string[]): Promise<number> {
       ...(profiles ? ["--cpu-prof", `--cpu-prof-dir=${resolve(profiles)}`] : []),
       ...(values["gateway-flags"]?.split(/\s+/).filter(Boolean) ?? []),
     ],
+    compareRoot: values.compare ? resolve(values.compare) : undefined,
     log,
   };
   const figures: Figure[] = [];
   const details: Record<string, unknown> = {};
+  const tables: string[] = [];
   const failures: string[] = [];
   const started = performance.now();
   try {
@@ -126,6 +134,7 @@ async function main(argv: string[]): Promise<number> {
         const result = await scenario.run(context);
         figures.push(...result.figures);
         if (result.details) details[scenario.name] = result.details;
+        tables.push(...(result.tables ?? []));
       } catch (err) {
         failures.push(`${scenario.name}: ${(err as Error).message}`);
         log(`scenario ${scenario.name} FAILED: ${(err as Error).stack ?? err}`);
@@ -143,6 +152,7 @@ async function main(argv: string[]): Promise<number> {
   if (context.gatewayFlags.length) console.log(`gateway flags: ${context.gatewayFlags.join(" ")}`);
   console.log();
   console.log(figuresTable(figures));
+  for (const table of tables) console.log(`\n${table}`);
   const notes = figures.filter((f) => f.note);
   if (notes.length) {
     console.log("\nNotes:");

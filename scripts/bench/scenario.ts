@@ -14,6 +14,8 @@ export interface BenchContext {
   tempDir: string;
   /** Extra `deno run` flags for the gateway (e.g. `--cpu-prof` from `--cpu-prof-dir`). */
   gatewayFlags: string[];
+  /** `--compare DIR`: another checkout whose gateway runs side by side (scenarios that can). */
+  compareRoot?: string;
   /** A progress line on stderr. */
   log(line: string): void;
 }
@@ -22,6 +24,8 @@ export interface ScenarioResult {
   figures: Figure[];
   /** Extra raw numbers for results.json (not shown in the table). */
   details?: Record<string, unknown>;
+  /** Tables of the scenario's own, printed after the figures table. */
+  tables?: string[];
 }
 
 export interface Scenario {

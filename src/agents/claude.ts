@@ -224,5 +224,7 @@ export const claudeAdapter: Adapter = {
       message: { role: "user", content: anthropicBlocks(prompt, attachments) },
     }) + "\n",
   env: ({ isRoot }): Record<string, string> => (isRoot ? { IS_SANDBOX: "1" } : {}),
+  // Claude Code gives up on a stdin that stays silent for 3 s; once a byte came, it waits.
+  stdinPrimer: "\n",
   createParser: createClaudeParser,
 };

@@ -36,6 +36,13 @@ const WRITE_ENABLING_FLAGS: FlagSpec[] = [
   { flag: "--full-auto", takesValue: false },
 ];
 
+/**
+ * Config that cuts codex's start-up without changing what it sends (measured with
+ * `deno task bench --only clistart`): no analytics, no update check. An agent's own `-c` for the
+ * same key wins.
+ */
+const STARTUP_CONFIG = ["analytics.enabled=false", "check_for_update_on_startup=false"];
+
 const CHANGE_VERBS: Record<string, string> = { add: "Write", delete: "Delete", update: "Edit" };
 
 /** The activity line of a tool item (a command once, when first seen), or none. */
@@ -157,6 +164,10 @@ export const codexAdapter: Adapter = {
     // Any other provider the user configured is kept.
     if (providerIsGateway && !own.some((arg) => /(^|\.)model_provider=/.test(arg))) {
       args.push("-c", 'model_provider="openai"');
+    }
+    for (const setting of STARTUP_CONFIG) {
+      const key = setting.slice(0, setting.indexOf("=") + 1);
+      if (!own.some((arg) => arg.startsWith(key))) args.push("-c", setting);
     }
     // "-" = read the prompt from stdin (codex starts only at end of input).
     return [...args, ...own, "-"];

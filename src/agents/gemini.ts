@@ -119,6 +119,12 @@ export const geminiAdapter: Adapter = {
       unseenNote(notInFiles(delivery)),
     );
   },
+  // Gemini otherwise starts a second Node process of itself, only to raise its heap limit to
+  // half the machine's memory; that relaunch is most of its start-up, and a headless child does
+  // not need the larger heap (an agent's `env: {GEMINI_CLI_NO_RELAUNCH: ""}` restores it).
+  env: () => ({ GEMINI_CLI_NO_RELAUNCH: "true" }),
+  // Gemini gives up on a stdin still silent shortly after its start-up; once a byte came, it waits.
+  stdinPrimer: "\n",
   createParser: createGeminiParser,
   // Gemini records every chat under ~/.gemini/tmp (and projects beside it) with no switch to
   // turn that off: each child gets a throwaway home that still has the user's login.

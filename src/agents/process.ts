@@ -30,6 +30,8 @@ export interface ChildSpec extends ChildCommand {
   groupSpawn: GroupSpawn;
   groups?: GroupRegistry;
   onStderrLine?(line: string): void;
+  /** Written to stdin at once, ahead of what `deliver` writes later. */
+  stdinPrimer?: string;
 }
 
 /** How a child ended. */
@@ -97,9 +99,14 @@ function pump(stream: ReadableStream<Uint8Array>, onChunk: (bytes: Uint8Array) =
 }
 
 /** Writes the text and closes stdin; a child that exits without reading is not an error. */
-function feed(writer: WritableStreamDefaultWriter<Uint8Array>, text: string): Pump {
+function feed(
+  writer: WritableStreamDefaultWriter<Uint8Array>,
+  text: string,
+  primed?: Promise<void>,
+): Pump {
   const done = (async () => {
     try {
+      await primed;
       if (text) await writer.write(new TextEncoder().encode(text));
       await writer.close();
     } catch {
@@ -188,9 +195,12 @@ export function spawnChild(spec: ChildSpec): RunningChild | { spawnError: string
   const end = () => ending ??= endGroup(child, { graceMs: spec.killGraceMs, exited: () => exited });
 
   const stdinWriter = child.stdin.getWriter();
+  const primed = spec.stdinPrimer
+    ? stdinWriter.write(new TextEncoder().encode(spec.stdinPrimer)).catch(() => {})
+    : undefined;
   let stdin: Pump | undefined;
   const deliver = (text: string) => {
-    stdin ??= feed(stdinWriter, text);
+    stdin ??= feed(stdinWriter, text, primed);
   };
   let stdout: (Pump & { reader: ReturnType<typeof stdoutReader> }) | undefined;
   const read = (onStdout: (piece: string) => void) => {

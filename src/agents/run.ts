@@ -144,6 +144,7 @@ function guarded(id: RunIdentity, run: PreparedRun): PreparedRun {
   return {
     agent: run.agent,
     pid: run.pid,
+    ...(run.alive ? { alive: () => run.alive!() } : {}),
     async run(prompt, options = {}) {
       try {
         return await run.run(prompt, options);

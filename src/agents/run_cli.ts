@@ -218,6 +218,7 @@ function spawnFor(
     killGraceMs: settings.killGraceMs,
     groupSpawn: settings.groupSpawn(),
     groups: settings.groups,
+    stdinPrimer: options.holdStdin ? adapter.stdinPrimer : undefined,
     onStderrLine: (line) => log.debug("{agent} stderr: {line}", { agent: agent.name, line }),
   });
 }
@@ -226,9 +227,12 @@ function spawnFor(
 function preparedChild(attended: Attended, cleanUp: () => Promise<void>): PreparedRun {
   const { settings, id, child } = attended;
   let used = false;
+  let exited = false;
+  child.exited.then(() => (exited = true));
   return {
     agent: id.agent,
     pid: child.pid,
+    alive: () => !exited,
     async run(prompt, runOptions = {}) {
       if (used) {
         return unstartableRun(settings, id, "already run or discarded").run(prompt, runOptions);

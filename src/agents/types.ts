@@ -95,6 +95,11 @@ export type PrepareOptions =
   & {
     /** Log records of the spawn carry it. */
     turnId?: string;
+    /**
+     * The prompt may come long after the spawn (a warm pool): a CLI that gives up on a silent
+     * stdin gets its adapter's `stdinPrimer` at once.
+     */
+    holdStdin?: boolean;
   };
 
 /** What belongs to the one run of a prepared child. */
@@ -114,6 +119,8 @@ export interface PreparedRun {
   run(prompt: string, options?: PreparedRunOptions): Promise<AgentResult>;
   /** Ends an unused child (its whole group) and removes its temp dir. Never throws. */
   discard(): Promise<void>;
+  /** CLI children: false once the process has exited while it waited for its prompt. */
+  alive?(): boolean;
 }
 
 /** Starts an agent's child without a prompt. Never throws: a child that cannot start fails on `run`. */
@@ -200,6 +207,12 @@ export interface Adapter {
    * parser per run, so this is a factory.
    */
   createParser(context?: ParserContext): (line: string) => ParsedLine[];
+  /**
+   * Written to stdin at spawn when the prompt may come late (`holdStdin`): for a CLI that quits
+   * when its stdin stays silent for a while, but waits for the end of input once anything came.
+   * It arrives as the start of the prompt.
+   */
+  stdinPrimer?: string;
 }
 
 /** Price table lookup input: USD per million tokens by longest model-id prefix. */

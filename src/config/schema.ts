@@ -199,6 +199,12 @@ export const ConfigSchema = z.strictObject({
   judge: JudgeSchema.optional(),
   defaultAgents: z.array(AgentSchema).min(1).optional(),
   pricing: z.record(z.string(), PriceSchema).default({}),
+  /** CLI children started ahead of their turn (off unless `size` > 0); see agents/warm_pool.ts. */
+  warmPool: z.strictObject({
+    size: z.number().int().min(0).max(4).default(0),
+    idleMs: z.number().int().positive().default(300_000),
+    maxProcesses: z.number().int().positive().max(64).default(8),
+  }).prefault({}),
 });
 export type ConfigFile = z.input<typeof ConfigSchema>;
 

@@ -113,9 +113,23 @@ Deno.test("codex argv: exec --json, model, workspace sandbox, no session files, 
     "workspace-write",
     "--ephemeral",
     "-c",
+    "analytics.enabled=false",
+    "-c",
+    "check_for_update_on_startup=false",
+    "-c",
     "x=1",
     "-",
   ]);
+});
+
+Deno.test("codex argv: start-up switches unless the agent's args set the same keys", () => {
+  const own = codexAdapter.argv(agent(["-c", "analytics.enabled=true"]), {
+    role: "child",
+    model: "m",
+  });
+  assert.equal(own.filter((a) => a.startsWith("analytics.enabled=")).length, 1);
+  assert.ok(own.includes("analytics.enabled=true"));
+  assert.ok(own.includes("check_for_update_on_startup=false"));
 });
 
 Deno.test("codex argv: the vendor provider is forced only when the user's default provider is the gateway", () => {

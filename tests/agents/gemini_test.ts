@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { childEnv } from "../../src/agents/env.ts";
 import { createGeminiParser, geminiAdapter } from "../../src/agents/gemini.ts";
 import type { ParsedLine } from "../../src/agents/types.ts";
 import type { AgentConfig } from "../../src/config.ts";
@@ -135,4 +136,16 @@ Deno.test("gemini argv: read-only access is the default approval mode, whatever 
   assert.equal(argv.at(-1), "--debug");
   const writable = geminiAdapter.argv({ ...agent, args: [] }, { role: "child", model: "m" });
   assert.equal(writable[writable.indexOf("--approval-mode") + 1], "yolo");
+});
+
+Deno.test("gemini env: no self-relaunch (its start-up switch); an agent's env can undo it", () => {
+  assert.deepEqual(geminiAdapter.env?.({ isRoot: false }), { GEMINI_CLI_NO_RELAUNCH: "true" });
+  const env = childEnv({
+    base: {},
+    passApiKeys: false,
+    selfOrigins: [],
+    adapterEnv: geminiAdapter.env?.({ isRoot: false }),
+    agentEnv: { GEMINI_CLI_NO_RELAUNCH: "" },
+  });
+  assert.equal(env.GEMINI_CLI_NO_RELAUNCH, "");
 });

@@ -83,6 +83,12 @@ Deno.test("figureCells shows p50 / p99 with unit, the baseline's label and the v
   assert.deepEqual(figureCells(rss), ["Idle RSS", "90 MB", "", "≤ 80 MB", "MISSED"]);
 });
 
+Deno.test("a micro figure's former target is information only: shown, never MISSED", () => {
+  const micro: Figure = { ...overhead, target: undefined, reference: "≤ 5 ms p50" };
+  assert.deepEqual(figureCells(micro).slice(3), ["(≤ 5 ms p50)", "info"]);
+  assert.deepEqual(missedTargets([micro]), []);
+});
+
 Deno.test("formatTable pads every column to its widest cell", () => {
   const table = formatTable(["a", "bb"], [["ccc", "d"], ["e", ""]]);
   assert.equal(

@@ -12,7 +12,7 @@ import {
   startBaselineServer,
   startGateway,
 } from "../processes.ts";
-import { quantile, target } from "../results.ts";
+import { quantile } from "../results.ts";
 import { runs, type Scenario } from "../scenario.ts";
 import { failureOf } from "./turns.ts";
 
@@ -85,7 +85,7 @@ export const footprint: Scenario = {
           unit: "MB",
           gateway: rss.idle,
           baseline: { label: "bare Deno.serve", value: rss.bareIdle },
-          target: target("≤ 80 MB", rss.idle, 80),
+          reference: "≤ 80 MB",
         },
         {
           scenario: "footprint",
@@ -96,7 +96,7 @@ export const footprint: Scenario = {
             label: "bare Deno.serve, as many requests",
             value: rss.bareAfter - rss.bareIdle,
           },
-          target: target("≤ 10 MB", growth, 10),
+          reference: "≤ 10 MB",
           note: `RSS ${rss.idle.toFixed(1)} MB idle → ${rss.afterCheckpoint.toFixed(1)} MB after ` +
             `${checkpoint} turns → ${rss.rightAfter.toFixed(1)} MB right after turn ${total} → ` +
             `${rss.after.toFixed(1)} MB idle again (anonymous ${signed(rss.anonGrowth)} MB, ` +

@@ -1,0 +1,297 @@
+/**
+ * The warm pool: children started ahead per (agent, role, model, cwd), taken by the next run with
+ * that key, refilled once no pooled run is in flight, bounded, reaped when idle and on shutdown
+ * (a fake runner and a FakeClock); and with real processes: an idle child is ended, a primed CLI
+ * that would quit on a silent stdin waits.
+ */
+import assert from "node:assert/strict";
+import { FakeClock } from "../../src/clock.ts";
+import type { AgentConfig } from "../../src/config.ts";
+import { spawnChild } from "../../src/agents/process.ts";
+import { machineGroupSpawn } from "../../src/agents/group_spawn.ts";
+import type {
+  AgentResult,
+  AgentRunner,
+  PreparedRun,
+  PrepareOptions,
+  RunOptions,
+} from "../../src/agents/types.ts";
+import { createWarmPool, poolKey, type WarmPool } from "../../src/agents/warm_pool.ts";
+import { fakeAgent } from "../fixtures/fakes.ts";
+import { eventually } from "../wait.ts";
+import { isGone, tempDir, testRunner } from "./support.ts";
+
+function result(agent: string, text: string): AgentResult {
+  return {
+    agent,
+    model: "m",
+    role: "child",
+    ok: true,
+    text,
+    exitCode: 0,
+    timedOut: false,
+    aborted: false,
+    durationMs: 1,
+    usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: true },
+  };
+}
+
+/** A runner that records cold runs and prepared children (each a plain object). */
+function fakeRunner() {
+  const cold: string[] = [];
+  const prepared: { options: PrepareOptions; ran?: string; discarded: boolean; dead: boolean }[] =
+    [];
+  let release: (() => void) | undefined;
+  const runner: AgentRunner = Object.assign(
+    async (agent: AgentConfig, prompt: string, _options: RunOptions) => {
+      cold.push(prompt);
+      if (prompt === "hold") await new Promise<void>((resolve) => (release = resolve));
+      return result(agent.name, `cold: ${prompt}`);
+    },
+    {
+      prepare: (agent: AgentConfig, options: PrepareOptions): Promise<PreparedRun> => {
+        const record = {
+          options,
+          ran: undefined as string | undefined,
+          discarded: false,
+          dead: false,
+        };
+        prepared.push(record);
+        return Promise.resolve({
+          agent: agent.name,
+          alive: () => !record.dead,
+          run: (prompt: string) => {
+            record.ran = prompt;
+            return Promise.resolve(result(agent.name, `warm: ${prompt}`));
+          },
+          discard: () => {
+            record.discarded = true;
+            return Promise.resolve();
+          },
+        });
+      },
+    },
+  );
+  return { runner, cold, prepared, release: () => release?.() };
+}
+
+const claude: AgentConfig = {
+  name: "claude",
+  runner: "claude",
+  model: "opus",
+  args: [],
+  env: {},
+  timeoutMs: 1000,
+};
+const settings = { size: 1, idleMs: 60_000, maxProcesses: 8 };
+const child: RunOptions = { role: "child" };
+
+/** A key's first run: cold, and nothing kept for it yet. */
+async function firstRun(pool: WarmPool, agent: AgentConfig, options: RunOptions) {
+  const before = pool.ready;
+  await pool.runner(agent, "first sighting", options);
+  assert.equal(pool.ready, before, "a key run once gets no waiting child");
+}
+
+Deno.test("warm pool: kept warm from a key's second run; a started child takes the next", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  await firstRun(pool, claude, child);
+  const first = await pool.runner(claude, "one", child);
+  assert.equal(first.text, "cold: one");
+  assert.equal(pool.ready, 1, "refilled after the run");
+  assert.equal(fake.prepared[0].options.holdStdin, true, "a pooled child is primed to wait");
+  const second = await pool.runner(claude, "two", child);
+  assert.equal(second.text, "warm: two");
+  assert.deepEqual(fake.cold, ["first sighting", "one"]);
+  assert.equal(fake.prepared[0].ran, "two");
+  assert.equal(pool.ready, 1, "refilled again");
+  await pool.shutdown();
+});
+
+Deno.test("warm pool: children are kept per agent, role, model and cwd", async () => {
+  await using a = await tempDir();
+  await using b = await tempDir();
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  for (const options of [child, { role: "synth" } as const, { ...child, cwd: a.path }]) {
+    await firstRun(pool, claude, options);
+    await pool.runner(claude, "second", options);
+  }
+  assert.equal(pool.ready, 3);
+  assert.equal(
+    (await pool.runner(claude, "synth again", { role: "synth" })).text,
+    "warm: synth again",
+  );
+  assert.equal((await pool.runner(claude, "x", { role: "child", cwd: b.path })).text, "cold: x");
+  assert.equal(pool.ready, 3, "a directory used once (a turn's copy, say) gets no waiting child");
+  assert.notEqual(poolKey(claude, child), poolKey(claude, { ...child, model: "haiku" }));
+  await pool.shutdown();
+});
+
+Deno.test("warm pool: no child is started to wait in a directory that is gone", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  const scratch = await Deno.makeTempDir();
+  await firstRun(pool, claude, { role: "child", cwd: scratch });
+  const run = pool.runner(claude, "hold", { role: "child", cwd: scratch });
+  await Deno.remove(scratch);
+  fake.release();
+  await run;
+  assert.equal(pool.ready, 0);
+  assert.equal(fake.prepared.length, 0);
+  await pool.shutdown();
+});
+
+Deno.test("warm pool: refills wait until no pooled run is in flight", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  await firstRun(pool, claude, child);
+  await firstRun(pool, claude, { role: "synth" });
+  const held = pool.runner(claude, "hold", child);
+  await pool.runner(claude, "quick", { role: "synth" });
+  assert.equal(fake.prepared.length, 0, "nothing started while a run is still going");
+  fake.release();
+  await held;
+  assert.equal(fake.prepared.length, 2, "both keys refilled once the turn is over");
+  await pool.shutdown();
+});
+
+Deno.test("warm pool: an idle child is reaped and its key not refilled until used again", async () => {
+  const fake = fakeRunner();
+  const clock = new FakeClock();
+  const pool = createWarmPool(fake.runner, settings, clock);
+  await firstRun(pool, claude, child);
+  await pool.runner(claude, "one", child);
+  clock.advance(settings.idleMs - 1);
+  assert.equal(pool.ready, 1);
+  clock.advance(1);
+  await Promise.resolve();
+  assert.equal(pool.ready, 0);
+  assert.equal(fake.prepared[0].discarded, true);
+  await pool.runner(claude, "later", child);
+  assert.deepEqual(fake.cold, ["first sighting", "one", "later"], "cold after the reaping");
+  assert.equal(pool.ready, 0, "after the reaping a key starts over");
+  await pool.runner(claude, "again", child);
+  assert.equal(pool.ready, 1);
+  await pool.shutdown();
+});
+
+Deno.test("warm pool: shutdown ends every ready child and refills nothing after", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  for (const options of [child, { role: "synth" } as const]) {
+    await firstRun(pool, claude, options);
+    await pool.runner(claude, "second", options);
+  }
+  await pool.shutdown();
+  assert.equal(pool.ready, 0);
+  assert.ok(fake.prepared.every((p) => p.discarded || p.ran));
+  await pool.runner(claude, "after", child);
+  assert.equal(fake.prepared.length, 2, "no new child after shutdown");
+});
+
+Deno.test("warm pool: a child that died while waiting is dropped; the run goes cold", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  await firstRun(pool, claude, child);
+  await pool.runner(claude, "one", child);
+  fake.prepared[0].dead = true;
+  assert.equal((await pool.runner(claude, "two", child)).text, "cold: two");
+  assert.equal(fake.prepared[0].discarded, true);
+  await pool.shutdown();
+});
+
+Deno.test("warm pool: bounded by maxProcesses; off at size 0, with attachments, for HTTP agents", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, { ...settings, maxProcesses: 2 }, new FakeClock());
+  for (const cwd of ["/", "/tmp", Deno.cwd()]) {
+    await firstRun(pool, claude, { role: "child", cwd });
+    await pool.runner(claude, cwd, { role: "child", cwd });
+  }
+  assert.equal(pool.ready, 2);
+  await pool.shutdown();
+
+  const off = fakeRunner();
+  const none = createWarmPool(off.runner, { ...settings, size: 0 }, new FakeClock());
+  await none.runner(claude, "one", child);
+  await none.runner(claude, "two", child);
+  assert.equal(off.prepared.length, 0);
+
+  const attached = fakeRunner();
+  const images = createWarmPool(attached.runner, settings, new FakeClock());
+  const image = { label: "image 1", kind: "image", mediaType: "image/png", data: "iVBORw0K" };
+  const withImage = { ...child, attachments: [image] } as unknown as RunOptions;
+  await images.runner(claude, "look", withImage);
+  await images.runner(claude, "look again", withImage);
+  assert.deepEqual(attached.cold, ["look", "look again"], "a turn with attachments starts cold");
+  assert.equal(attached.prepared.length, 0);
+
+  const http = fakeRunner();
+  const api = createWarmPool(http.runner, settings, new FakeClock());
+  await api.runner({ ...claude, runner: "anthropic" }, "one", child);
+  assert.equal(http.prepared.length, 0);
+});
+
+Deno.test({
+  name: "warm pool with real processes: the idle child is ended, and on shutdown too",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const clock = new FakeClock();
+    const marker = `warm-pool-test-${crypto.randomUUID()}`;
+    const agent = fakeAgent("command", {}, { command: "sh", args: ["-c", `cat; : ${marker}`] });
+    const pool = createWarmPool(testRunner(), settings, clock);
+    await firstRun(pool, agent, child);
+    await pool.runner(agent, "first", child);
+    assert.equal(pool.ready, 1);
+    const idle = await eventually(async () => (await pidsRunning(marker))[0], "a started child");
+    clock.advance(settings.idleMs);
+    await eventually(() => isGone(idle) || undefined, `idle child ${idle} ended`);
+
+    await firstRun(pool, agent, child);
+    await pool.runner(agent, "second", child);
+    const kept = await eventually(
+      async () => (await pidsRunning(marker)).find((pid) => pid !== idle),
+      "a new started child",
+    );
+    await pool.shutdown();
+    assert.ok(isGone(kept), `child ${kept} still runs after shutdown`);
+  },
+});
+
+/** Pids of live processes whose command line holds `marker`. */
+async function pidsRunning(marker: string): Promise<number[]> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdout: "piped" })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((line) => line.includes(marker))
+    .map((line) => Number(line.trim().split(/\s+/)[0]))
+    .filter((pid) => !isGone(pid));
+}
+
+Deno.test({
+  name: "a primed child gets the primer at once, then its prompt after it",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const child = spawnChild({
+      command: "bash",
+      // Quits unless something arrives within 0.3 s (as claude and gemini do), else echoes all.
+      args: ["-c", 'IFS= read -t 0.3 -r first || exit 7; printf "[%s]" "$first"; cat'],
+      cwd: Deno.cwd(),
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+      stdout: "text",
+      maxLineBytes: 1024,
+      killGraceMs: 500,
+      groupSpawn: machineGroupSpawn(),
+      stdinPrimer: "\n",
+    });
+    assert.ok(!("spawnError" in child));
+    let out = "";
+    child.read((piece) => (out += piece));
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    child.deliver("the prompt");
+    const end = await child.ended;
+    assert.equal(end.exitCode, 0, "it did not quit on a silent stdin");
+    assert.equal(out, "[]the prompt");
+  },
+});
