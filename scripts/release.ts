@@ -71,8 +71,7 @@ export function archiveName(target: Target): string {
 const PERMISSION_FLAG = /^(-A|--allow-all|--(allow|deny)-[a-z-]+(=\S+)?)$/;
 /**
  * Runtime flags `deno compile` bakes into the binary as `deno run` applies them: V8 tuning (the
- * start task's small young generation and memory saver mode keep the gateway's RSS from growing
- * by tens of MB under load).
+ * start task's small young generation keeps an idle gateway's RSS after use tens of MB lower).
  */
 const RUNTIME_FLAG = /^--v8-flags=\S+$/;
 

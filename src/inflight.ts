@@ -1,19 +1,12 @@
 /**
  * Counts the council turns still running, each until its event stream has ended (so until its
- * children are killed and its spend booked), so that shutdown can wait for them; each turn is
- * also reported to an optional `Activity` (the idle collector).
+ * children are killed and its spend booked), so that shutdown can wait for them.
  */
 import type { RunTurn, TurnEvent } from "./council/types.ts";
-import type { Activity } from "./idle_gc.ts";
 
 export class InFlightTurns {
   #running = 0;
   #idle: (() => void)[] = [];
-  #activity: Activity | undefined;
-
-  constructor(activity?: Activity) {
-    this.#activity = activity;
-  }
 
   /** Turns whose event stream has started and not yet ended. */
   get running(): number {
@@ -37,11 +30,9 @@ export class InFlightTurns {
   async *#track(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
     this.#running++;
     try {
-      this.#activity?.begin();
       yield* events;
     } finally {
       if (--this.#running === 0) this.#idle.splice(0).forEach((resolve) => resolve());
-      this.#activity?.end();
     }
   }
 }

@@ -37,7 +37,6 @@ import { startIsolator } from "./workspace/startup.ts";
 import type { TurnJournal } from "./council/journal.ts";
 import { SessionStore } from "./council/session.ts";
 import { openLedger } from "./ledger.ts";
-import { type CollectGarbage, exposedGc, IdleCollector } from "./idle_gc.ts";
 import { InFlightTurns } from "./inflight.ts";
 import {
   mountPublicStatusRoutes,
@@ -290,12 +289,6 @@ export interface ServerOptions {
   /** Install SIGINT/SIGTERM handlers (the CLI does; tests usually do not). */
   handleSignals?: boolean;
   startedAt?: Date;
-  /**
-   * Run once no turn has run and no request arrived for `idleCollectMs` (see idle_gc.ts).
-   * Default: V8's collector when the runtime exposes it; `null` turns idle collection off.
-   */
-  collectGarbage?: CollectGarbage | null;
-  idleCollectMs?: number;
   /** Where isolated workspaces are kept (default: the user's state dir; null: none). */
   workspaceRoot?: string | null;
   /** The status store to serve (default: a new one). */
@@ -339,24 +332,8 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
   const log = options.logger ?? moduleLogger("server");
   const clock = options.clock ?? systemClock;
   let origins: string[] = [];
-  const collectGarbage = options.collectGarbage === undefined
-    ? exposedGc()
-    : options.collectGarbage ?? undefined;
-  const collector = collectGarbage && new IdleCollector({
-    collect: collectGarbage,
-    clock,
-    delayMs: options.idleCollectMs,
-    onCollected: ({ ms, heapBeforeMb, heapAfterMb }) =>
-      log.debug("idle: heap collected in {ms} ms, {before} → {after} MB", {
-        ms: ms.toFixed(1),
-        before: heapBeforeMb.toFixed(1),
-        after: heapAfterMb.toFixed(1),
-      }),
-    onError: (error) => log.warn("idle: garbage collection failed: {error}", { error }),
-  });
-  // Shutdown waits for running turns to wind down (children killed, ledger line written); the
-  // idle collector counts them as in flight until then.
-  const inFlight = new InFlightTurns(collector);
+  // Shutdown waits for running turns to wind down (children killed, ledger line written).
+  const inFlight = new InFlightTurns();
 
   // No CLI child outlives this gateway, however it ends (see agents/group_keeper.ts). Made when
   // a configuration first has a CLI agent (at start, or a reload that brings one).
@@ -475,7 +452,6 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     }, (request, info) => {
       // Every request's signal also fires on shutdown, so turns can kill their children.
       const signal = AbortSignal.any([request.signal, stopping.signal]);
-      collector?.touch();
       return app.fetch(new Request(request, { signal }), { info });
     });
   } catch (err) {
@@ -505,22 +481,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
         "found on PATH; every turn will answer with an error until one is",
     );
   }
-  if (collector) {
-    log.debug("idle collection on: a full garbage collection {ms} ms after the last turn", {
-      ms: collector.delayMs,
-    });
-  } else if (options.collectGarbage === undefined) {
-    log.info(
-      "idle collection off: V8's gc is not exposed (`deno task start` and the binary pass " +
-        "--v8-flags=--expose-gc; a plain `deno run` does not)",
-    );
-  }
-  if (pool && config.warmPool.size > 0) {
-    log.info("warm pool: {size} started child(ren) per agent and directory, at most {max}", {
-      size: config.warmPool.size,
-      max: config.warmPool.maxProcesses,
-    });
-  }
+  if (config.configPath) log.debug("config file {path}", { path: config.configPath });
   if (keeper) {
     log.debug("children get their process group through {how}; {watchdog}", {
       how: describeGroupSpawn(machineGroupSpawn()),
@@ -544,7 +505,6 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
     keeper?.close()
   ).finally(() => {
     for (const id of timers) clock.clearTimeout(id);
-    collector?.stop();
     stopped = true;
     log.info("stopped");
   });

@@ -95,9 +95,9 @@ Deno.test("parseRunTask splits flags, entry and args; only permission and V8 fla
     args: ["serve", "--x"],
   });
   assert.deepEqual(
-    parseRunTask("deno run --v8-flags=--memory-saver-mode,--max-semi-space-size=2 -A main.ts"),
+    parseRunTask("deno run --v8-flags=--max-semi-space-size=2,--max-old-space-size=512 -A main.ts"),
     {
-      flags: ["--v8-flags=--memory-saver-mode,--max-semi-space-size=2", "-A"],
+      flags: ["--v8-flags=--max-semi-space-size=2,--max-old-space-size=512", "-A"],
       entry: "main.ts",
       args: [],
     },
