@@ -196,6 +196,19 @@ export const ConfigSchema = z.strictObject({
   maxAttachments: z.number().int().positive().default(100),
   /** Fetch URL image and document sources (otherwise passed on as URLs where a child takes one). */
   fetchAttachmentUrls: z.boolean().default(false),
+  /** Request bodies in flight at once, in bytes (more → 429); see src/server/body_budget.ts. */
+  maxBodyBytesInFlight: z.number().int().positive().default(64 * 1024 * 1024),
+  /** Council turns running at once; more wait in a queue of `maxQueuedTurns`, then 429. */
+  maxConcurrentTurns: z.number().int().positive().default(4),
+  maxQueuedTurns: z.number().int().nonnegative().default(32),
+  /** Open client connections (lowered to what the process's file limit allows). */
+  maxConnections: z.number().int().positive().default(256),
+  /** A request's head must arrive within this (from the connection or its first byte). */
+  headerTimeoutMs: z.number().int().positive().default(10_000),
+  /** A request's body must arrive within this, from the end of its head. */
+  bodyTimeoutMs: z.number().int().positive().default(60_000),
+  /** A connection with no request in flight is closed after this. */
+  idleTimeoutMs: z.number().int().positive().default(120_000),
   judge: JudgeSchema.optional(),
   defaultAgents: z.array(AgentSchema).min(1).optional(),
   pricing: z.record(z.string(), PriceSchema).default({}),

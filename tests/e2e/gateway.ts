@@ -63,20 +63,27 @@ export async function spawnGateway(
   dir: string,
   config: Record<string, unknown>,
   env: Record<string, string> = {},
+  options: { fileLimit?: number } = {},
 ): Promise<GatewayProcess> {
   const configPath = join(dir, "gateway.yaml");
   await Deno.writeTextFile(configPath, YAML.stringify({ port: 0, ...config }));
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--config",
-      join(ROOT, "deno.json"),
-      ...startTaskFlags(),
-      join(ROOT, "main.ts"),
-      "serve",
-      "--config",
-      configPath,
-    ],
+  const argv = [
+    Deno.execPath(),
+    "run",
+    "--config",
+    join(ROOT, "deno.json"),
+    ...startTaskFlags(),
+    join(ROOT, "main.ts"),
+    "serve",
+    "--config",
+    configPath,
+  ];
+  // With a file limit, through `sh -c 'ulimit -n N; exec …'` (Linux and macOS).
+  const [command, ...args] = options.fileLimit === undefined
+    ? argv
+    : ["sh", "-c", `ulimit -n ${options.fileLimit} && exec "$@"`, "sh", ...argv];
+  const child = new Deno.Command(command, {
+    args,
     cwd: dir,
     clearEnv: true,
     env: isolatedEnv(dir, env),

@@ -104,6 +104,17 @@ Deno.test("cli: serve refuses an unauthenticated non-loopback bind with exit 2",
   assert.equal(run.stderr.split("\n").length, 2);
 });
 
+Deno.test("cli: serve refuses a non-loopback bind whose token is under 16 characters, exit 2", async () => {
+  for (const token of ["q7", "fifteen-chars-x"]) {
+    const run = await cli(["serve", "--host", "0.0.0.0", "--port", "0"], {
+      SVC_GATEWAY_TOKEN: token,
+    });
+    assert.equal(run.code, 2, token);
+    assert.match(run.stderr, /has \d+ characters; a remote bind needs at least 16/);
+    assert.ok(!run.stderr.includes(token), "the token itself is not printed");
+  }
+});
+
 Deno.test("cli: config prints the effective YAML with the token masked", async () => {
   await using dir = await tempDir();
   const path = await writeFile(

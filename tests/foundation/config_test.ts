@@ -56,6 +56,13 @@ Deno.test("config: defaults match DESIGN.md", async () => {
   assert.equal(config.maxAttachmentBytes, 20971520);
   assert.equal(config.maxAttachments, 100);
   assert.equal(config.fetchAttachmentUrls, false);
+  assert.equal(config.maxBodyBytesInFlight, 67108864);
+  assert.equal(config.maxConcurrentTurns, 4);
+  assert.equal(config.maxQueuedTurns, 32);
+  assert.equal(config.maxConnections, 256);
+  assert.equal(config.headerTimeoutMs, 10000);
+  assert.equal(config.bodyTimeoutMs, 60000);
+  assert.equal(config.idleTimeoutMs, 120000);
   assert.deepEqual(config.pricing, {});
   assert.equal(config.councilSize, 1);
   assert.deepEqual(config.defaultAgents, [{
@@ -331,6 +338,13 @@ Deno.test("config: parseConfigObject accepts every DESIGN.md key", () => {
     telemetryMs: 1,
     keepAliveMs: 1,
     maxBodyBytes: 1,
+    maxBodyBytesInFlight: 1,
+    maxConcurrentTurns: 1,
+    maxQueuedTurns: 0,
+    maxConnections: 1,
+    headerTimeoutMs: 1,
+    bodyTimeoutMs: 1,
+    idleTimeoutMs: 1,
     judge: { runner: "claude", model: "haiku" },
     defaultAgents: [{
       name: "c",

@@ -5,14 +5,10 @@ import { FakeClock } from "../../src/clock.ts";
 import { type Config, ConfigError, loadConfig } from "../../src/config.ts";
 import { setupLogging } from "../../src/log.ts";
 import type { ProtocolHandler } from "../../src/protocol/handler.ts";
-import {
-  createApp,
-  DEFAULT_GRACE_MS,
-  ListenError,
-  readJsonBody,
-  startServer,
-} from "../../src/server.ts";
+import { DEFAULT_GRACE_MS, startServer } from "../../src/server.ts";
 import { selfOriginsFor } from "../../src/origins.ts";
+import { createApp } from "../../src/server/app.ts";
+import { ListenError } from "../../src/server/serve.ts";
 import { envOf } from "./helpers.ts";
 import { configOf } from "../test_config.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
@@ -155,7 +151,7 @@ Deno.test("server: bodies over maxBodyBytes get 413, with or without content-len
   assert.equal(res.status, 200);
 });
 
-Deno.test("server: readJsonBody stops reading once past the limit", async () => {
+Deno.test("server: a body without content-length stops being read once past the limit", async () => {
   let pulled = 0;
   const endless = new ReadableStream<Uint8Array>({
     pull(controller) {
@@ -163,12 +159,23 @@ Deno.test("server: readJsonBody stops reading once past the limit", async () => 
       controller.enqueue(new Uint8Array(1024));
     },
   });
-  const req = new Request(
-    "http://x/",
-    { method: "POST", body: endless, duplex: "half" } as RequestInit,
-  );
-  const result = await readJsonBody(req, 4096);
-  assert.deepEqual(result, { ok: false, status: 413, message: "request body exceeds 4096 bytes" });
+  const small = createApp({
+    config: { ...testConfig(), maxBodyBytes: 4096 },
+    messages: echo("messages"),
+    responses: echo("responses"),
+  });
+  const req = new Request("http://localhost/v1/messages", {
+    method: "POST",
+    body: endless,
+    headers: { "content-type": "application/json" },
+    duplex: "half",
+  } as RequestInit);
+  const res = await small.request(req);
+  assert.equal(res.status, 413);
+  assert.deepEqual(await res.json(), {
+    type: "error",
+    error: { type: "request_too_large", message: "request body exceeds 4096 bytes" },
+  });
   assert.ok(pulled <= 8, `pulled ${pulled} chunks`);
 });
 

@@ -8,7 +8,7 @@ import { resetSync } from "@logtape/logtape";
 import { createAgentRunner } from "../../src/agents/run.ts";
 import type { RunAgent } from "../../src/agents/types.ts";
 import { setupLogging } from "../../src/log.ts";
-import { RECURSION_MESSAGE } from "../../src/server.ts";
+import { RECURSION_MESSAGE } from "../../src/server/app.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { configWith, type Gateway, gateway, TOKEN } from "./helpers.ts";
 

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { FakeClock } from "../../src/clock.ts";
 import { secrets } from "../../src/redact.ts";
-import { createApp, startServer } from "../../src/server.ts";
+import { startServer } from "../../src/server.ts";
+import { createApp } from "../../src/server/app.ts";
 import {
   EVENTS_MIN_GAP_MS,
   mountPublicStatusRoutes,

@@ -1,0 +1,311 @@
+/**
+ * The HTTP app: the four endpoints of SPEC §4 behind their middleware (access log, browser
+ * guards, recursion guard, auth and its throttle, body budget and limit, turn slots), and the
+ * error envelopes every refusal is answered in.
+ */
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { every } from "hono/combine";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { Logger } from "@logtape/logtape";
+import { createTokenCheck } from "../auth.ts";
+import { whenBodyEnds } from "../body_end.ts";
+import type { Config } from "../config.ts";
+import { moduleLogger } from "../log.ts";
+import { redact } from "../redact.ts";
+import {
+  type HostRule,
+  hostRule,
+  type Refuse,
+  requireJsonBody,
+  requireKnownHost,
+  requireLoopbackOrigin,
+} from "../guard.ts";
+import { listModels } from "../models.ts";
+import { countTokens } from "../protocol/count_tokens.ts";
+import {
+  mountPublicStatusRoutes,
+  mountStatusRoutes,
+  type StatusRoutesDeps,
+} from "../status/routes.ts";
+import type { ProtocolHandler } from "../protocol/handler.ts";
+import { COUNCIL_DEPTH_HEADER } from "../agents/env.ts";
+import type { AuthThrottle } from "./auth_throttle.ts";
+import type { BodyBudget } from "./body_budget.ts";
+import type { TurnSlots } from "./turn_slots.ts";
+
+/** Set by the agents layer on every child; a request carrying it came from our own child. */
+export const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
+export const RECURSION_MESSAGE = "recursive call from a council child";
+
+/** The four endpoints of SPEC §4. */
+export const PATHS = {
+  messages: "/v1/messages",
+  responses: "/v1/responses",
+  countTokens: "/v1/messages/count_tokens",
+  models: "/v1/models",
+} as const;
+
+/** Anthropic error envelope `{type:"error", error:{type, message}}` (SPEC §2.3). */
+export function errorEnvelope(type: string, message: string) {
+  return { type: "error", error: { type, message: redact(message) } } as const;
+}
+
+/** OpenAI's error shape, plus SPEC §2.3's top-level `type: "error"` (clients ignore it). */
+export function openAiError(type: string, message: string, code: string | null = null) {
+  return { type: "error", error: { message: redact(message), type, param: null, code } } as const;
+}
+
+export type BodyResult =
+  | { ok: true; value: unknown }
+  | { ok: false; message: string };
+
+/** A request body (already within the size limit) as JSON, or why it is not. */
+export function parseJsonBytes(bytes: Uint8Array): BodyResult {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return { ok: false, message: "request body is not valid UTF-8" };
+  }
+  if (text.trim() === "") return { ok: false, message: "request body is empty" };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    const detail = (err as Error).message.slice(0, 200);
+    return { ok: false, message: `request body is not valid JSON: ${detail}` };
+  }
+}
+
+/** What the serving layer passes with each request (absent when the app is called directly). */
+export interface RequestEnv {
+  /** Settles once the response has been sent or given up. */
+  completed?: Promise<void>;
+  /** The client's address. */
+  peer?: string;
+}
+
+type AppEnv = { Bindings: RequestEnv | undefined; Variables: { body: unknown } };
+type AppContext = Context<AppEnv>;
+
+/** Limits shared by every request; each is off when absent. */
+export interface AppLimits {
+  turns?: TurnSlots;
+  bodies?: BodyBudget;
+  authFailures?: AuthThrottle;
+}
+
+export interface AppDeps {
+  config: Readonly<Config>;
+  messages: ProtocolHandler;
+  responses: ProtocolHandler;
+  limits?: AppLimits;
+  logger?: Logger;
+  /** Shown as every model's `created_at`; default: now. */
+  startedAt?: Date;
+  /**
+   * The listener's own origins (see `selfOriginsFor`), for the Host guard. Without them (an app
+   * without a listener) the configured host and loopback names are accepted on any port.
+   */
+  origins?: () => readonly string[];
+  /** The status surface (health, dashboard, status API); absent: those paths are 404. */
+  status?: StatusRoutesDeps;
+}
+
+const COUNCIL_PATHS: ReadonlySet<string> = new Set([PATHS.messages, PATHS.responses]);
+
+/** Answers in the error envelope of the endpoint that was asked. */
+function protocolError(
+  c: Context,
+  status: ContentfulStatusCode,
+  type: string,
+  message: string,
+  code: string | null = null,
+): Response {
+  return c.req.path === PATHS.responses
+    ? c.json(openAiError(type, message, code), status)
+    : c.json(errorEnvelope(type, message), status);
+}
+
+/** HTTP 429 with an integer `retry-after` (SPEC: Claude Code honours up to 60 s). */
+function tooMany(c: Context, retryAfterS: number, message: string): Response {
+  c.header("retry-after", String(retryAfterS));
+  return protocolError(c, 429, "rate_limit_error", message, "rate_limit_exceeded");
+}
+
+/** Runs `next`, then `release` once the response is sent (or, called directly, returned). */
+async function holdUntilSent(c: AppContext, next: () => Promise<void>, release: () => void) {
+  const completed = c.env?.completed;
+  if (!completed) return await next().finally(release);
+  completed.then(release, release);
+  await next();
+}
+
+function accessLog(log: Logger): MiddlewareHandler {
+  return async (c, next) => {
+    const started = performance.now();
+    await next();
+    const status = c.res.status;
+    const line = () => {
+      const fields = {
+        method: c.req.method,
+        path: c.req.path,
+        status,
+        ms: Math.round(performance.now() - started),
+      };
+      if (status >= 500) log.error("{method} {path} {status} {ms}ms", fields);
+      else if (status >= 400 || COUNCIL_PATHS.has(c.req.path)) {
+        log.info("{method} {path} {status} {ms}ms", fields);
+      } else log.debug("{method} {path} {status} {ms}ms", fields);
+    };
+    // A streamed turn is logged when its stream ends, with the turn's real duration.
+    const streamed = c.res.headers.get("content-type")?.startsWith("text/event-stream");
+    if (streamed) c.res = whenBodyEnds(c.res, line);
+    else line();
+  };
+}
+
+/** Refuses our own children, then checks the token; an address that keeps failing waits. */
+function authenticate(deps: AppDeps, log: Logger): MiddlewareHandler<AppEnv> {
+  const isAuthorized = createTokenCheck(deps.config.token);
+  const throttle = deps.config.token ? deps.limits?.authFailures : undefined;
+  return async (c, next) => {
+    if (c.req.header(DEPTH_HEADER) !== undefined) {
+      log.warn("refused a request from a council child ({header} header)", {
+        header: DEPTH_HEADER,
+      });
+      return protocolError(c, 400, "invalid_request_error", RECURSION_MESSAGE);
+    }
+    const peer = c.env?.peer;
+    const blockedMs = peer && throttle ? throttle.blockedForMs(peer) : 0;
+    if (blockedMs > 0) {
+      // Still a 401 (the host shows its usual auth error), but the token goes unchecked.
+      const seconds = Math.ceil(blockedMs / 1000);
+      c.header("retry-after", String(seconds));
+      const message =
+        `unauthorized: too many failed attempts from this address; retry in ${seconds}s`;
+      return c.json(errorEnvelope("authentication_error", message), 401);
+    }
+    if (!isAuthorized(c.req.raw.headers)) {
+      if (peer && throttle) throttle.failed(peer);
+      return c.json(errorEnvelope("authentication_error", "unauthorized"), 401);
+    }
+    if (peer && throttle) throttle.succeeded(peer);
+    await next();
+  };
+}
+
+/** Reserves the body's size (declared, else the limit) from the shared budget until sent. */
+function reserveBody(budget: BodyBudget | undefined, maxBytes: number): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (!budget) return await next();
+    const declared = Number(c.req.header("content-length") ?? NaN);
+    const bytes = Number.isSafeInteger(declared) && declared <= maxBytes ? declared : maxBytes;
+    const release = budget.reserve(bytes);
+    if (!release) {
+      return tooMany(c, 1, "too many request bytes in flight; retry in 1s");
+    }
+    await holdUntilSent(c, next, release);
+  };
+}
+
+function limitBody(maxBytes: number): MiddlewareHandler<AppEnv> {
+  const message = `request body exceeds ${maxBytes} bytes`;
+  return bodyLimit({
+    maxSize: maxBytes,
+    onError: (c) =>
+      c.req.path === PATHS.responses
+        ? c.json(openAiError("invalid_request_error", message, "request_too_large"), 413)
+        : c.json(errorEnvelope("request_too_large", message), 413),
+  });
+}
+
+/** Parses the body as JSON into `c.var.body`, or answers 400. */
+const parseBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const result = parseJsonBytes(new Uint8Array(await c.req.arrayBuffer()));
+  if (!result.ok) {
+    return protocolError(c, 400, "invalid_request_error", result.message, "invalid_request_error");
+  }
+  c.set("body", result.value);
+  await next();
+};
+
+/** Holds a turn slot (waiting in the queue if need be) until the response is sent. */
+function takeTurnSlot(slots: TurnSlots | undefined): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (!slots) return await next();
+    const slot = slots.acquire(c.req.raw.signal);
+    if ("full" in slot) {
+      return tooMany(c, slot.retryAfterS, `the gateway is busy; retry in ${slot.retryAfterS}s`);
+    }
+    let release: () => void;
+    try {
+      release = await slot;
+    } catch {
+      return new Response(null, { status: 499 }); // the client left while queued
+    }
+    await holdUntilSent(c, next, release);
+  };
+}
+
+/** The status routes (status/routes.ts) as an app of their own, to mount at a point in ours. */
+function statusRoutes(mount: (app: Hono, deps: StatusRoutesDeps) => void, deps: StatusRoutesDeps) {
+  const routes = new Hono();
+  mount(routes, deps);
+  return routes;
+}
+
+/** Builds the Hono app. Routing ignores query strings (Claude Code posts `?beta=true`). */
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const { config } = deps;
+  const log = deps.logger ?? moduleLogger("server");
+  const models = listModels(config.defaultAgents, deps.startedAt ?? new Date());
+  const app = new Hono<AppEnv>();
+  const ownOrigins = deps.origins ?? (() => []);
+  let ownHostsFor: { origins: readonly string[]; rule: HostRule } | undefined;
+  const ownHosts = () => {
+    const origins = ownOrigins();
+    if (ownHostsFor?.origins !== origins) {
+      ownHostsFor = { origins, rule: hostRule(origins, [config.host, ...config.allowedHosts]) };
+    }
+    return ownHostsFor.rule;
+  };
+  const refuse: Refuse = (c, status, type, message) => protocolError(c, status, type, message);
+
+  app.use("*", accessLog(log));
+  app.use("*", requireKnownHost(ownHosts, refuse), requireLoopbackOrigin(refuse));
+  if (deps.status) app.route("/", statusRoutes(mountPublicStatusRoutes, deps.status));
+  app.use("*", authenticate(deps, log));
+  // Hono answers HEAD with the GET route; SPEC §4 allows only the four method/path pairs.
+  app.use("*", (c, next) => c.req.raw.method === "HEAD" ? Promise.resolve(c.notFound()) : next());
+  if (deps.status) app.route("/", statusRoutes(mountStatusRoutes, deps.status));
+
+  const body = every(
+    requireJsonBody(refuse),
+    reserveBody(deps.limits?.bodies, config.maxBodyBytes),
+    limitBody(config.maxBodyBytes),
+  );
+  const turn = every(body, parseBody, takeTurnSlot(deps.limits?.turns));
+  app.post(PATHS.messages, turn, (c) => deps.messages(c, c.var.body));
+  app.post(PATHS.responses, turn, (c) => deps.responses(c, c.var.body));
+  app.post(PATHS.countTokens, body, async (c) => {
+    const result = parseJsonBytes(new Uint8Array(await c.req.arrayBuffer()));
+    // SPEC §4.3: a body that fails to parse counts as 0, not an error.
+    return c.json({ input_tokens: result.ok ? countTokens(result.value) : 0 });
+  });
+  app.get(PATHS.models, (c) => c.json(models));
+
+  app.notFound((c) =>
+    c.json(errorEnvelope("not_found_error", `not found: ${c.req.method} ${c.req.path}`), 404)
+  );
+  app.onError((err, c) => {
+    log.error("{method} {path} failed: {error}", {
+      method: c.req.method,
+      path: c.req.path,
+      error: err.message,
+    });
+    log.debug("stack: {stack}", { stack: err.stack ?? "" });
+    return c.json(errorEnvelope("api_error", "internal server error"), 500);
+  });
+  return app;
+}
