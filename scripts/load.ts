@@ -38,6 +38,8 @@ export function loadConfig(
     fanOutPolicy: "always",
     councilSize: 3,
     maxTurns: 1_000_000,
+    // The load is the point: no global limit may queue or refuse its concurrent turns.
+    maxConcurrentTurns: 1000,
     defaultAgents: ["a", "b", "c"].map((name) => ({
       name,
       runner: "command",

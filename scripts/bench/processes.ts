@@ -137,7 +137,7 @@ function gatewayEnv(): Record<string, string> {
 
 /**
  * Starts the real gateway with `config` (merged over bench defaults: loopback, port 0, info
- * logging as shipped, no session caps in the way) and waits for its startup line.
+ * logging as shipped, no session or concurrency caps in the way) and waits for its startup line.
  */
 export async function startGateway(
   context: BenchContext,
@@ -153,6 +153,9 @@ export async function startGateway(
       port: 0,
       logLevel: "info",
       maxTurns: 1_000_000,
+      // The bench measures the gateway's own work, so no global limit queues its turns.
+      maxConcurrentTurns: 1000,
+      maxConnections: 1000,
       ...config,
     }),
   );

@@ -77,6 +77,7 @@ function listen(host: string, port: number): Deno.Listener {
  */
 class Backend {
   server!: Deno.HttpServer;
+  #servers: Deno.HttpServer[] = [];
   #dir = Deno.build.os === "windows" ? undefined : Deno.makeTempDirSync({ prefix: "council-gw-" });
   #generation = 0;
   #stopping = false;
@@ -98,11 +99,16 @@ class Backend {
       : Deno.connect({ hostname: "127.0.0.1", port: (addr as Deno.NetAddr).port });
   }
 
-  /** Stops accepting and lets open requests finish; settles once the server has stopped. */
+  /**
+   * Stops accepting and lets open requests finish; settles once the server (and any earlier one
+   * whose accept loop failed, with the connections it still serves) has stopped.
+   */
   async shutdown(): Promise<void> {
     this.#stopping = true;
-    await this.server.shutdown().catch(() => {});
-    await this.server.finished.catch(() => {});
+    await Promise.all(this.#servers.map(async (server) => {
+      await server.shutdown().catch(() => {});
+      await server.finished.catch(() => {});
+    }));
   }
 
   cleanUp(): void {
@@ -120,6 +126,7 @@ class Backend {
       )
       : Deno.serve({ ...options, hostname: "127.0.0.1", port: 0 }, this.#handler);
     this.server = server;
+    this.#servers.push(server);
     server.finished.catch((error) => {
       if (this.#stopping || this.server !== server) return;
       this.#log.error("the HTTP server stopped accepting ({error}); starting it again", {
