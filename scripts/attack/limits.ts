@@ -142,6 +142,15 @@ const bodyFlood: Attack = {
       const mb = context.quick ? 8 : 30;
       const text = "x".repeat(mb * 1024 * 1024 - 200);
       const body = JSON.stringify(messagesBody(text, false));
+      let sampled = before;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const rss = await gateway.rssMb();
+          if (Number.isFinite(rss)) sampled = Math.max(sampled, rss);
+          await sleep(50);
+        }
+      })();
       const statuses = await Promise.all(
         Array.from({ length: context.quick ? 4 : 10 }, async () => {
           const res = await post(gateway.origin, "/v1/messages", body).catch(() => undefined);
@@ -149,11 +158,17 @@ const bodyFlood: Attack = {
           return res?.status ?? 0;
         }),
       );
-      const peak = await gateway.peakRssMb();
+      sampling = false;
+      await sampler;
+      // The kernel's high-water mark where it tells (Linux), else the highest sample.
+      const hwm = await gateway.peakRssMb();
+      const peak = Number.isFinite(hwm) ? Math.max(hwm, sampled) : sampled;
+      const gone = await Promise.race([gateway.exited, sleep(100).then(() => undefined)]);
+      const log = gone === undefined ? "" : (await gateway.log()).slice(-300);
       return {
         observed: `RSS ${before.toFixed(0)} MB → peak ${peak.toFixed(0)} MB; replies ` +
-          count(statuses),
-        pass: Number.isFinite(peak) && peak < 1024 && statuses.every((s) => s === 200 || s === 429),
+          count(statuses) + (gone === undefined ? "" : `; the gateway exited (${gone}): ${log}`),
+        pass: gone === undefined && peak < 1024 && statuses.every((s) => s === 200 || s === 429),
       };
     });
   },
