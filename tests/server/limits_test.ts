@@ -10,7 +10,9 @@ import { type AppLimits, createApp, type RequestEnv } from "../../src/server/app
 import { AUTH_THROTTLE_RULE, AuthThrottle } from "../../src/server/auth_throttle.ts";
 import { BodyBudget } from "../../src/server/body_budget.ts";
 import { type Release, TurnSlots } from "../../src/server/turn_slots.ts";
-import { echo, serverConfig, TOKEN } from "./helpers.ts";
+import { startServer } from "../../src/server.ts";
+import { eventually } from "../wait.ts";
+import { echo, RawConnection, serverConfig, TOKEN, withLogs } from "./helpers.ts";
 
 /** As a client sends it: with its content-length. */
 const post = (body: string, headers: Record<string, string> = {}) => ({
@@ -243,4 +245,49 @@ Deno.test("limits: a blocked address gets 401 with retry-after whatever token it
   assert.equal((await get(TOKEN, other)).status, 200);
   clock.advance(60_000);
   assert.equal((await get(TOKEN, guesser)).status, 200);
+});
+
+Deno.test("turn slots: new limits let waiting turns take the slots that opened", async () => {
+  const slots = new TurnSlots({ maxConcurrent: 1, maxQueued: 2, clock: new FakeClock() });
+  const signal = new AbortController().signal;
+  await (slots.acquire(signal) as Promise<Release>);
+  const waiting = slots.acquire(signal) as Promise<Release>;
+  assert.equal(slots.queued, 1);
+  slots.configure(2, 0);
+  await waiting;
+  assert.deepEqual([slots.running, slots.queued], [2, 0]);
+  assert.ok("full" in slots.acquire(signal), "the new queue length holds too");
+});
+
+Deno.test("limits: a reload applies the new turn and connection limits at once", async () => {
+  const gate = gated();
+  const clock = new FakeClock();
+  const config = serverConfig({ maxConcurrentTurns: 1, maxQueuedTurns: 0, idleTimeoutMs: 5000 });
+  await withLogs(async () => {
+    const server = startServer(config, { messages: gate.handler, responses: gate.handler, clock });
+    const ask = () =>
+      fetch(`${server.origin}/v1/messages`, post("{}")).then(async (r) => {
+        await r.body?.cancel();
+        return r.status;
+      });
+    const first = ask();
+    await eventually(() => gate.calls.length === 1, "the first turn to run");
+    assert.equal(await ask(), 429);
+    server.reload({ ...config, maxConcurrentTurns: 2, idleTimeoutMs: 1000 });
+    const second = ask();
+    await eventually(() => gate.calls.length === 2, "a second turn to run beside it");
+    gate.open();
+    assert.deepEqual(await Promise.all([first, second]), [200, 200]);
+    // The idle time-out is the new one: a kept-alive connection closes 1 s after its response.
+    const client = await RawConnection.open(server.addr.port);
+    await client.write(`GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:${server.addr.port}\r\n\r\n`);
+    await eventually(() => client.received.includes("svc-council"), "the response");
+    await eventually(() => server.connectionPhases().every((p) => p === "idle"), "idle ones");
+    clock.advance(1000);
+    await client.closedWithin();
+    const done = server.shutdown();
+    void server.shutdown();
+    clock.advance(60_000);
+    await done;
+  });
 });
