@@ -42,6 +42,11 @@ export function numberField(value: unknown, key: string): number | undefined {
   return typeof field === "number" && Number.isFinite(field) ? field : undefined;
 }
 
+/** `{ [key]: value }` when the value is a number, else nothing (to spread into an object). */
+export function counted<K extends string>(key: K, value: number | undefined) {
+  return (value === undefined ? {} : { [key]: value }) as Partial<Record<K, number>>;
+}
+
 /** The most an activity line shows. */
 const ACTIVITY_CHARS = 120;
 

@@ -1,6 +1,6 @@
 /**
  * The `anthropic` runner's API: Messages (`POST {baseUrl}/v1/messages`, `stream: true`) with the
- * prompt as one user message, and the stream's events read into text, usage and the end.
+ * prompt as cacheable messages, and the stream's events read into text, usage and the end.
  */
 import type { AgentConfig } from "../config.ts";
 import { COUNCIL_DEPTH_HEADER } from "./env.ts";
@@ -13,7 +13,7 @@ import {
   readJson,
 } from "./http.ts";
 import type { SseEvent } from "./sse.ts";
-import { anthropicBlocks } from "./anthropic_blocks.ts";
+import { anthropicMessages } from "./prompt_messages.ts";
 
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -57,9 +57,18 @@ function inputTokens(usage: Json): number {
     count(usage.cache_read_input_tokens);
 }
 
+/** The cache reads and writes of a usage object. */
+function cacheTokens(usage: Json): { cacheReadTokens: number; cacheWriteTokens: number } {
+  return {
+    cacheReadTokens: count(usage.cache_read_input_tokens),
+    cacheWriteTokens: count(usage.cache_creation_input_tokens),
+  };
+}
+
 function createParser(): (event: SseEvent) => ParsedLine[] {
   let input: number | undefined;
   let output: number | undefined;
+  let cache: ReturnType<typeof cacheTokens> | undefined;
   return (event) => {
     let data: Json | undefined;
     try {
@@ -74,7 +83,8 @@ function createParser(): (event: SseEvent) => ParsedLine[] {
         if (!usage) return [];
         input = inputTokens(usage);
         output = count(usage.output_tokens);
-        return [{ type: "usage", inputTokens: input, outputTokens: output }];
+        cache = cacheTokens(usage);
+        return [{ type: "usage", inputTokens: input, outputTokens: output, ...cache }];
       }
       case "content_block_start": {
         const block = record(data.content_block);
@@ -93,9 +103,12 @@ function createParser(): (event: SseEvent) => ParsedLine[] {
         const usage = record(data.usage);
         if (usage) {
           // Counts here are cumulative; input appears only on newer API versions.
-          if (usage.input_tokens !== undefined) input = inputTokens(usage);
+          if (usage.input_tokens !== undefined) {
+            input = inputTokens(usage);
+            cache = cacheTokens(usage);
+          }
           output = count(usage.output_tokens);
-          items.push({ type: "usage", inputTokens: input, outputTokens: output });
+          items.push({ type: "usage", inputTokens: input, outputTokens: output, ...cache });
         }
         if (record(data.delta)?.stop_reason === "max_tokens") {
           items.push({ type: "activity", text: "answer cut at the token limit (maxTokens)" });
@@ -126,10 +139,7 @@ export const anthropicAdapter: HttpAdapter = {
         model,
         max_tokens: agent.maxTokens ?? DEFAULT_MAX_TOKENS,
         stream: true,
-        messages: [{
-          role: "user",
-          content: attachments?.length ? anthropicBlocks(prompt, attachments) : prompt,
-        }],
+        ...anthropicMessages(prompt, attachments),
       }),
     };
   },

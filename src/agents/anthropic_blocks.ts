@@ -21,13 +21,15 @@ function attachmentBlock(attachment: LabelledAttachment): ContentBlock {
     : { type: "document", source: from, ...(attachment.name ? { title: attachment.name } : {}) };
 }
 
+/** The label, the attachment, for each. */
+export function attachmentBlocks(attachments: readonly LabelledAttachment[]): ContentBlock[] {
+  return attachments.flatMap((a) => [{ type: "text", text: `${a.label}:` }, attachmentBlock(a)]);
+}
+
 /** The label, the attachment, for each; then the prompt text. */
 export function anthropicBlocks(
   prompt: string,
   attachments: readonly LabelledAttachment[],
 ): ContentBlock[] {
-  return [
-    ...attachments.flatMap((a) => [{ type: "text", text: `${a.label}:` }, attachmentBlock(a)]),
-    { type: "text", text: prompt },
-  ];
+  return [...attachmentBlocks(attachments), { type: "text", text: prompt }];
 }

@@ -29,6 +29,16 @@ function inputTokensOf(usage: Record<string, unknown>): number {
     (numberField(usage, "cache_read_input_tokens") ?? 0);
 }
 
+/** The cache reads and writes of a usage object (both are part of the input tokens). */
+function cacheTokensOf(usage: Record<string, unknown>) {
+  const read = numberField(usage, "cache_read_input_tokens");
+  const write = numberField(usage, "cache_creation_input_tokens");
+  return {
+    ...(read !== undefined ? { cacheReadTokens: read } : {}),
+    ...(write !== undefined ? { cacheWriteTokens: write } : {}),
+  };
+}
+
 /** What a run's parser remembers between lines. */
 interface RunState {
   /** Text came as stream-event deltas: the `assistant` lines' text blocks repeat it. */
@@ -130,6 +140,7 @@ function resultItems(line: Record<string, unknown>): ParsedLine[] {
       type: "usage",
       ...(usage ? { inputTokens: inputTokensOf(usage) } : {}),
       ...(usage ? { outputTokens: numberField(usage, "output_tokens") ?? 0 } : {}),
+      ...(usage ? cacheTokensOf(usage) : {}),
       ...(cost !== undefined ? { costUsd: cost } : {}),
     });
   }

@@ -4,6 +4,7 @@
 import type { Adapter, ParsedLine, ParserContext } from "./types.ts";
 import {
   activityText,
+  counted,
   numberField,
   objectField,
   parseJsonLine,
@@ -127,6 +128,9 @@ export function createCodexParser(context: ParserContext = {}): (line: string) =
           type: "usage",
           inputTokens: numberField(usage, "input_tokens"),
           outputTokens: numberField(usage, "output_tokens") ?? 0,
+          // Both are part of input_tokens.
+          ...counted("cacheReadTokens", numberField(usage, "cached_input_tokens")),
+          ...counted("cacheWriteTokens", numberField(usage, "cache_write_input_tokens")),
         });
       }
       out.push({ type: "final", text: lastMessage ?? "" });

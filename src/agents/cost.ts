@@ -45,6 +45,26 @@ export const BUILT_IN_PRICES: Readonly<PriceTable> = Object.freeze({
   "gemini-2.5-flash-lite": { input: 0.1, output: 0.4 },
 });
 
+/**
+ * Prompt-cache prices as multiples of the input price, by model-id prefix, where a price sets
+ * none of its own: Anthropic bills 5-minute cache writes at 1.25× and reads at 0.1×; OpenAI's
+ * and Google's writes cost what input costs. A model not listed gets no discount.
+ */
+export const CACHE_RATES: Readonly<Record<string, { read: number; write: number }>> = Object
+  .freeze({
+    "claude": { read: 0.1, write: 1.25 },
+    "opus": { read: 0.1, write: 1.25 },
+    "sonnet": { read: 0.1, write: 1.25 },
+    "haiku": { read: 0.1, write: 1.25 },
+    "fable": { read: 0.1, write: 1.25 },
+    "gpt-5": { read: 0.1, write: 1 },
+    "gpt-4.1": { read: 0.25, write: 1 },
+    "gpt-4o": { read: 0.5, write: 1 },
+    "o3": { read: 0.25, write: 1 },
+    "o4": { read: 0.25, write: 1 },
+    "gemini": { read: 0.25, write: 1 },
+  });
+
 /** The built-in table with config `pricing` laid over it (keys compared in lower case). */
 export function mergePricing(overrides: Readonly<PriceTable> = {}): PriceTable {
   const table: PriceTable = { ...BUILT_IN_PRICES };
@@ -52,8 +72,11 @@ export function mergePricing(overrides: Readonly<PriceTable> = {}): PriceTable {
   return table;
 }
 
-/** The price whose key is the longest prefix of the model id (case-insensitive). */
-export function findPrice(table: Readonly<PriceTable>, model: string): Price | undefined {
+/** The value whose key is the longest prefix of the model id (case-insensitive). */
+export function byLongestPrefix<T>(
+  table: Readonly<Record<string, T>>,
+  model: string,
+): T | undefined {
   const id = model.toLowerCase();
   let best: string | undefined;
   for (const prefix of Object.keys(table)) {
@@ -66,12 +89,47 @@ export function findPrice(table: Readonly<PriceTable>, model: string): Price | u
   return best === undefined ? undefined : table[best];
 }
 
+/** The price whose key is the longest prefix of the model id (case-insensitive). */
+export function findPrice(table: Readonly<PriceTable>, model: string): Price | undefined {
+  return byLongestPrefix(table, model);
+}
+
+/** `findPrice`, with the cache prices filled in from `CACHE_RATES` where the price sets none. */
+export function findCachePrice(table: Readonly<PriceTable>, model: string): Price | undefined {
+  const price = findPrice(table, model);
+  if (!price) return undefined;
+  const rates = byLongestPrefix(CACHE_RATES, model) ?? { read: 1, write: 1 };
+  return {
+    ...price,
+    cacheRead: price.cacheRead ?? price.input * rates.read,
+    cacheWrite: price.cacheWrite ?? price.input * rates.write,
+  };
+}
+
 /** Tokens ≈ characters / 4, rounded up (an estimate, not a tokenizer). */
 export function estimateTokens(chars: number): number {
   return Math.ceil(Math.max(0, chars) / 4);
 }
 
-/** USD for a token count at a price (USD per million tokens). */
-export function costOf(price: Price, inputTokens: number, outputTokens: number): number {
-  return (inputTokens * price.input + outputTokens * price.output) / 1_000_000;
+/** Input tokens that were read from or written to a prompt cache (part of the input tokens). */
+export interface CacheTokens {
+  read: number;
+  write: number;
+}
+
+/**
+ * USD for a token count at a price (USD per million tokens). Of `inputTokens`, `cache.read`
+ * are billed at the cache-read price and `cache.write` at the cache-write price.
+ */
+export function costOf(
+  price: Price,
+  inputTokens: number,
+  outputTokens: number,
+  cache: CacheTokens = { read: 0, write: 0 },
+): number {
+  const read = Math.min(Math.max(0, cache.read), inputTokens);
+  const write = Math.min(Math.max(0, cache.write), inputTokens - read);
+  const plain = inputTokens - read - write;
+  return (plain * price.input + read * (price.cacheRead ?? price.input) +
+    write * (price.cacheWrite ?? price.input) + outputTokens * price.output) / 1_000_000;
 }

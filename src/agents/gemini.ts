@@ -3,6 +3,7 @@
  */
 import type { Adapter, ParsedLine, ParserContext } from "./types.ts";
 import {
+  counted,
   describeToolCall,
   numberField,
   objectField,
@@ -73,6 +74,8 @@ export function createGeminiParser(context: ParserContext = {}): (line: string) 
             type: "usage",
             inputTokens: numberField(stats, "input_tokens"),
             outputTokens: numberField(stats, "output_tokens") ?? 0,
+            // Part of input_tokens.
+            ...counted("cacheReadTokens", numberField(stats, "cached")),
           });
         }
         if (line.status === "success") out.push({ type: "final", text: sinceTool });

@@ -5,7 +5,7 @@
  */
 import type { AgentConfig } from "../config.ts";
 import type { LabelledAttachment } from "../attachments.ts";
-import type { ParsedLine } from "./types.ts";
+import type { AgentPrompt, ParsedLine } from "./types.ts";
 import type { SseEvent } from "./sse.ts";
 
 /** A request as an adapter builds it (the transport adds content-type and accept). */
@@ -18,8 +18,8 @@ export interface HttpRequest {
 /** What a run's request is built from. */
 export interface RequestInput {
   model: string;
-  /** The whole prompt: sent as a single user message. */
-  prompt: string;
+  /** Text: sent as a single user message; structured: as the API's messages, cacheably. */
+  prompt: AgentPrompt;
   /** The turn's images and documents, sent with the prompt in the API's own shape. */
   attachments?: readonly LabelledAttachment[];
   /** Undefined when the key variable is unset (allowed only where the API needs no key). */

@@ -1,7 +1,7 @@
 /**
  * The `openai` runner's API: OpenAI-compatible Chat Completions (`POST
  * {baseUrl}/chat/completions`, `stream: true` with usage) — what OpenAI, OpenRouter, Ollama,
- * vLLM, llama.cpp's server and LM Studio speak — with the prompt as one user message.
+ * vLLM, llama.cpp's server and LM Studio speak — with the prompt as messages and a cache key.
  */
 import type { AgentConfig } from "../config.ts";
 import { COUNCIL_DEPTH_HEADER } from "./env.ts";
@@ -14,7 +14,7 @@ import {
   readJson,
 } from "./http.ts";
 import type { SseEvent } from "./sse.ts";
-import { openaiParts } from "./openai_parts.ts";
+import { openaiMessages } from "./prompt_messages.ts";
 
 /** `{baseUrl}` without a `/chat/completions` a user may have pasted with it. */
 function apiRoot(agent: AgentConfig): string {
@@ -94,10 +94,16 @@ function createParser(): (event: SseEvent) => ParsedLine[] {
     }
     const usage = record(data.usage);
     if (usage) {
+      const details = record(usage.prompt_tokens_details);
       items.push({
         type: "usage",
         inputTokens: count(usage.prompt_tokens),
         outputTokens: count(usage.completion_tokens),
+        // Part of prompt_tokens, reported by OpenAI and by servers that cache prefixes.
+        ...(details ? { cacheReadTokens: count(details.cached_tokens) ?? 0 } : {}),
+        ...(details && count(details.cache_write_tokens) !== undefined
+          ? { cacheWriteTokens: count(details.cache_write_tokens) }
+          : {}),
       });
     }
     return items;
@@ -117,10 +123,7 @@ export const openaiAdapter: HttpAdapter = {
         model,
         stream: true,
         stream_options: { include_usage: true },
-        messages: [{
-          role: "user",
-          content: attachments?.length ? openaiParts(prompt, attachments, isOpenAi(agent)) : prompt,
-        }],
+        ...openaiMessages(prompt, attachments, isOpenAi(agent)),
         ...(agent.maxTokens ? { [maxTokensField(agent)]: agent.maxTokens } : {}),
       }),
     };

@@ -25,12 +25,11 @@ function attachmentPart(
   };
 }
 
-/** The label, the part, for each attachment that can be sent; then the prompt and a note. */
-export function openaiParts(
-  prompt: string,
+/** The label, the part, for each attachment that can be sent; and those that cannot. */
+export function attachmentParts(
   attachments: readonly LabelledAttachment[],
   takesFiles: boolean,
-): ContentPart[] {
+): { parts: ContentPart[]; unsent: LabelledAttachment[] } {
   const parts: ContentPart[] = [];
   const unsent: LabelledAttachment[] = [];
   for (const attachment of attachments) {
@@ -41,6 +40,15 @@ export function openaiParts(
     }
     parts.push({ type: "text", text: `${attachment.label}:` }, part);
   }
-  parts.push({ type: "text", text: withNotes(prompt, unseenNote(unsent)) });
-  return parts;
+  return { parts, unsent };
+}
+
+/** The label, the part, for each attachment that can be sent; then the prompt and a note. */
+export function openaiParts(
+  prompt: string,
+  attachments: readonly LabelledAttachment[],
+  takesFiles: boolean,
+): ContentPart[] {
+  const { parts, unsent } = attachmentParts(attachments, takesFiles);
+  return [...parts, { type: "text", text: withNotes(prompt, unseenNote(unsent)) }];
 }

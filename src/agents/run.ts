@@ -6,7 +6,7 @@
 import { getLogger } from "@logtape/logtape";
 import { type Clock, systemClock } from "../clock.ts";
 import { type AgentConfig, isHttpRunner } from "../config.ts";
-import type { AgentRunner, PreparedRun, PrepareOptions, PriceTable } from "./types.ts";
+import type { AgentPrompt, AgentRunner, PreparedRun, PrepareOptions, PriceTable } from "./types.ts";
 import { scrubBaseEnv } from "./env.ts";
 import { mergePricing } from "./cost.ts";
 import { type GroupSpawn, machineGroupSpawn } from "./group_spawn.ts";
@@ -179,7 +179,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   };
 
   const run: AgentRunner = Object.assign(
-    async (agent: AgentConfig, prompt: string, opts: Parameters<AgentRunner>[2]) => {
+    async (agent: AgentConfig, prompt: AgentPrompt, opts: Parameters<AgentRunner>[2]) => {
       if (opts.signal?.aborted) {
         // Nothing is started for a turn already cancelled.
         const id = { agent: agent.name, model: opts.model ?? agent.model, role: opts.role };

@@ -24,6 +24,7 @@ import {
   unstartableRun,
 } from "./run_output.ts";
 import { oneLine } from "../text.ts";
+import { promptText } from "./prompt_text.ts";
 import { deliverAttachments, removeDelivery, stdinFor } from "./attachment_files.ts";
 import { type ThrowawayHome, throwawayHome } from "./state_home.ts";
 
@@ -239,7 +240,7 @@ function preparedChild(attended: Attended, cleanUp: () => Promise<void>): Prepar
       }
       used = true;
       try {
-        return await attend(attended, prompt, runOptions);
+        return await attend(attended, promptText(prompt), runOptions);
       } finally {
         await cleanUp();
       }

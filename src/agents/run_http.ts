@@ -8,6 +8,7 @@ import { HTTP_ADAPTERS } from "./adapters.ts";
 import { pointsAtSelf } from "./env.ts";
 import { apiKeyEnvOf, baseUrlOf } from "./http.ts";
 import { redact } from "./http_errors.ts";
+import { promptText } from "./prompt_text.ts";
 import { streamCompletion, type StreamExit } from "./http_stream.ts";
 import {
   type RecorderSettings,
@@ -92,7 +93,7 @@ export function prepareHttp(
       const recorder = new RunRecorder({
         ...settings,
         id,
-        promptChars: prompt.length,
+        promptChars: promptText(prompt).length,
         log,
         onEvent: runOptions.onEvent,
       });

@@ -13,8 +13,9 @@ import type {
   PreparedRun,
   PriceTable,
 } from "./types.ts";
-import { costOf, estimateTokens, findPrice } from "./cost.ts";
+import { costOf, estimateTokens, findCachePrice } from "./cost.ts";
 import { oneLine } from "../text.ts";
+import { promptText } from "./prompt_text.ts";
 
 /** How a run ended, whatever ran it. */
 export interface RunEnd {
@@ -35,6 +36,8 @@ export class RunOutput {
   reportedInput?: number;
   reportedOutput?: number;
   reportedCost?: number;
+  reportedCacheRead?: number;
+  reportedCacheWrite?: number;
   final?: { text?: string; error?: string };
   invalidLines = 0;
   lastInvalid?: string;
@@ -105,14 +108,25 @@ function settleUsage(
   const outputTokens = tokensReported
     ? output.reportedOutput ?? 0
     : estimateTokens(Math.max(output.seenChars, output.final?.text?.length ?? 0));
+  const cache = {
+    read: tokensReported ? output.reportedCacheRead ?? 0 : 0,
+    write: tokensReported ? output.reportedCacheWrite ?? 0 : 0,
+  };
   const costReported = (output.reportedCost ?? 0) > 0;
-  const price = findPrice(prices, model);
+  const price = findCachePrice(prices, model);
   const costUsd = costReported
     ? output.reportedCost!
     : price
-    ? costOf(price, inputTokens, outputTokens)
+    ? costOf(price, inputTokens, outputTokens, cache)
     : 0;
-  return { inputTokens, outputTokens, costUsd, estimated: !costReported || !tokensReported };
+  return {
+    inputTokens,
+    outputTokens,
+    costUsd,
+    estimated: !costReported || !tokensReported,
+    ...(output.reportedCacheRead !== undefined ? { cacheReadTokens: cache.read } : {}),
+    ...(output.reportedCacheWrite !== undefined ? { cacheWriteTokens: cache.write } : {}),
+  };
 }
 
 /** Who ran, as every result names it. */
@@ -195,6 +209,8 @@ export class RunRecorder {
           output.reportedInput = item.inputTokens ?? output.reportedInput;
           output.reportedOutput = item.outputTokens ?? output.reportedOutput;
           output.reportedCost = item.costUsd ?? output.reportedCost;
+          output.reportedCacheRead = item.cacheReadTokens ?? output.reportedCacheRead;
+          output.reportedCacheWrite = item.cacheWriteTokens ?? output.reportedCacheWrite;
           countersMoved = true;
           break;
         case "final":
@@ -278,7 +294,7 @@ export function unstartableRun(
       const recorder = new RunRecorder({
         ...settings,
         id,
-        promptChars: prompt.length,
+        promptChars: promptText(prompt).length,
         log: settings.logFor(options.turnId),
         onEvent: options.onEvent,
       });

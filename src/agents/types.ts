@@ -19,6 +19,10 @@ export interface AgentUsage {
   costUsd: number;
   /** True when cost (or tokens) were estimated rather than reported by the CLI. */
   estimated: boolean;
+  /** Of the input tokens, those read from the provider's prompt cache (when reported). */
+  cacheReadTokens?: number;
+  /** Of the input tokens, those written to the provider's prompt cache (when reported). */
+  cacheWriteTokens?: number;
 }
 
 /** One thing a child did or said while running. */
@@ -82,10 +86,48 @@ export interface RunOptions {
   attachments?: readonly LabelledAttachment[];
 }
 
+/** A titled part of a prompt (a CLI child reads it under an `=== title ===` line). */
+export interface PromptSection {
+  title: string;
+  body: string;
+}
+
+/** One entry of the conversation as a child sees it. */
+export interface PromptEntry {
+  role: "user" | "assistant";
+  /**
+   * What the entry is, e.g. "user", "assistant", "result of call t1": CLI children read it as a
+   * `[tag]` line; structured messages leave it out where it only repeats the role.
+   */
+  tag: string;
+  text: string;
+}
+
+/**
+ * A prompt in parts, oldest and most stable first, so that a provider's prompt cache can reuse
+ * what earlier turns of a session sent: the preamble stays the same for the whole session, the
+ * conversation only grows at its end, and the request (this call's own sections, the task last)
+ * comes after both. HTTP children get it as structured messages, CLI children as text.
+ */
+export interface StructuredPrompt {
+  /** The session's standing instructions (the host's system prompt, the tools). */
+  preamble: PromptSection[];
+  /** The heading of the conversation for CLI children. */
+  conversationTitle: string;
+  conversation: PromptEntry[];
+  /** This call's own sections after the conversation; the last one is the task. */
+  request: PromptSection[];
+  /** Names the session for providers that route by a cache key (no secret; a hash). */
+  cacheKey?: string;
+}
+
+/** What a child is given: plain text, or a structured prompt (rendered as text for CLIs). */
+export type AgentPrompt = string | StructuredPrompt;
+
 /** Runs one agent on one prompt (prompt goes to the child's stdin). Never throws. */
 export type RunAgent = (
   agent: AgentConfig,
-  prompt: string,
+  prompt: AgentPrompt,
   options: RunOptions,
 ) => Promise<AgentResult>;
 
@@ -116,7 +158,7 @@ export interface PreparedRun {
   /** The CLI child's pid (undefined for HTTP agents and for children that could not start). */
   readonly pid?: number;
   /** Delivers the prompt on stdin and runs the child to its end. Never throws. */
-  run(prompt: string, options?: PreparedRunOptions): Promise<AgentResult>;
+  run(prompt: AgentPrompt, options?: PreparedRunOptions): Promise<AgentResult>;
   /** Ends an unused child (its whole group) and removes its temp dir. Never throws. */
   discard(): Promise<void>;
   /** CLI children: false once the process has exited while it waited for its prompt. */
@@ -133,8 +175,18 @@ export type AgentRunner = RunAgent & { prepare: PrepareAgent };
 export type ParsedLine =
   | { type: "text"; text: string }
   | { type: "activity"; text: string }
-  /** Absolute totals so far as the CLI reports them; costUsd when the CLI reports cost. */
-  | { type: "usage"; inputTokens?: number; outputTokens?: number; costUsd?: number }
+  /**
+   * Absolute totals so far as the CLI reports them; costUsd when the CLI reports cost. Input
+   * tokens include the cache reads and writes, which are also given on their own.
+   */
+  | {
+    type: "usage";
+    inputTokens?: number;
+    outputTokens?: number;
+    costUsd?: number;
+    cacheReadTokens?: number;
+    cacheWriteTokens?: number;
+  }
   /** The CLI's own final result: its answer text, or an error it reported. */
   | { type: "final"; text?: string; error?: string }
   /** A line that is not in the CLI's format (kept only as a count and a sample). */

@@ -6,7 +6,7 @@
  */
 import { type Clock, systemClock, type TimerId } from "../clock.ts";
 import { type AgentConfig, isHttpRunner } from "../config.ts";
-import type { AgentRunner, PreparedRun, PrepareOptions, RunOptions } from "./types.ts";
+import type { AgentPrompt, AgentRunner, PreparedRun, PrepareOptions, RunOptions } from "./types.ts";
 
 export interface WarmPoolSettings {
   /** Children kept ready per (agent, role, model, cwd); 0 turns the pool off. */
@@ -127,7 +127,7 @@ export function createWarmPool(
     }
   };
 
-  const pooled = async (agent: AgentConfig, prompt: string, options: RunOptions) => {
+  const pooled = async (agent: AgentConfig, prompt: AgentPrompt, options: RunOptions) => {
     const key = poolKey(agent, options);
     const { role, cwd, model, hostCredentials } = options;
     // A directory used once (a turn's own copy of the workspace) would only leave a child
@@ -152,7 +152,7 @@ export function createWarmPool(
   };
 
   const run = Object.assign(
-    (agent: AgentConfig, prompt: string, options: RunOptions) =>
+    (agent: AgentConfig, prompt: AgentPrompt, options: RunOptions) =>
       settings.size > 0 && !stopped && !isHttpRunner(agent.runner) && !options.signal?.aborted &&
         // A turn's attachments shape its children (argv, files): those start with their turn.
         !options.attachments?.length

@@ -94,6 +94,8 @@ const AGENT_FIELDS = {
   /** HTTP runners: extra request headers (e.g. OpenRouter's HTTP-Referer). */
   headers: HeadersSchema.optional(),
   maxTokens: z.number().int().positive().optional(),
+  /** Most tokens of prompt sent to this agent (default: by model family, context_budget.ts). */
+  contextTokens: z.number().int().positive().optional(),
 };
 
 /** A field the runner does not use: any value given is refused (typed as the others read it). */
@@ -154,6 +156,10 @@ export const JudgeSchema = z.strictObject(AGENT_FIELDS).partial({ runner: true, 
 export const PriceSchema = z.strictObject({
   input: z.number().nonnegative(),
   output: z.number().nonnegative(),
+  /** Input read from the provider's prompt cache (default: by model family, agents/cost.ts). */
+  cacheRead: z.number().nonnegative().optional(),
+  /** Input written to the provider's prompt cache (default: by model family). */
+  cacheWrite: z.number().nonnegative().optional(),
 });
 export type Price = z.infer<typeof PriceSchema>;
 

@@ -16,7 +16,8 @@ import { callAgent, childFailure, type ChildReply, runChildren } from "./calls.t
 import type { Failure } from "./notices.ts";
 import { choiceOf } from "./choice.ts";
 import type { RunPlan } from "./plan.ts";
-import { actionPrompt, selectionPrompt } from "./prompts.ts";
+import { fitFor } from "./compose.ts";
+import { actionPrompt, type NumberedProposal, selectionPrompt } from "./prompts.ts";
 import { synthesizerOrder } from "./synthesizers.ts";
 import type { TurnContext } from "./turn_context.ts";
 import type { Outcome } from "./types.ts";
@@ -29,7 +30,13 @@ export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   const replies = await runChildren(
     turn,
     children,
-    (child) => actionPrompt(request, request.tools, child.directive),
+    (child) =>
+      actionPrompt(
+        request,
+        request.tools,
+        child.directive,
+        fitFor(request, child.agent, child.model),
+      ),
     { place: () => ({ access }) },
   );
   if (turn.signal.aborted) return turn.cancelled();
@@ -86,14 +93,14 @@ async function select(
 ): Promise<Outcome> {
   const request = turn.request;
   const groups = tally(ballots);
-  const prompt = selectionPrompt(
-    request,
-    request.tools,
-    groups.map((g) => ({ proposal: g.first.proposal, votes: g.votes })),
-    childCount,
-  );
+  const proposals: NumberedProposal[] = groups.map((g) => ({
+    proposal: g.first.proposal,
+    votes: g.votes,
+  }));
   for (const agent of synthesizerOrder(turn.env.config.defaultAgents, replies)) {
     turn.progress(`${agent.name} chooses among ${groups.length} proposals`, "info");
+    const fit = fitFor(request, agent);
+    const prompt = selectionPrompt(request, request.tools, proposals, childCount, fit);
     const result = await callAgent(turn, agent, prompt, {
       role: "synth",
       label: `${agent.name} (synth)`,

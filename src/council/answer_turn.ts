@@ -8,6 +8,7 @@ import { ChildWorkspaces } from "./child_workspaces.ts";
 import { type Failure, failureReason } from "./notices.ts";
 import type { ChildPlan, RunPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
+import { fitFor } from "./compose.ts";
 import { answerPrompt, synthesisPrompt } from "./prompts.ts";
 import { synthesizerOrder } from "./synthesizers.ts";
 import type { TurnContext } from "./turn_context.ts";
@@ -18,7 +19,9 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   if (plan.kind === "single") {
     const { child } = plan;
     // A lone child works in the real directory, full-auto (SPEC §1.1.10).
-    const result = await callAgent(turn, child.agent, answerPrompt(conversation, child.directive), {
+    const fit = fitFor(turn.request, child.agent, child.model);
+    const prompt = answerPrompt(conversation, child.directive, fit);
+    const result = await callAgent(turn, child.agent, prompt, {
       role: "child",
       label: child.label,
       model: child.model,
@@ -42,7 +45,10 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
     const replies = await runChildren(
       turn,
       plan.children,
-      (child) => workspaces.prompt(child, answerPrompt(conversation, child.directive)),
+      (child) => {
+        const fit = fitFor(turn.request, child.agent, child.model);
+        return workspaces.prompt(child, answerPrompt(conversation, child.directive, fit));
+      },
       {
         place: (child) => workspaces.place(child),
         afterEach: (reply) => workspaces.collect(reply),
@@ -72,12 +78,12 @@ async function synthesize(
     diff: await workspaces.diffOf(child),
   })));
   const withChanges = shown.some((c) => c.diff);
-  const prompt = synthesisPrompt(turn.request, shown);
   const synthesizers = synthesizerOrder(turn.env.config.defaultAgents, replies);
   const failures: Failure[] = [];
   for (const [k, agent] of synthesizers.entries()) {
     turn.progress(`${agent.name} synthesizes ${candidates.length} anonymised candidates`, "info");
     turn.answer.newSegment();
+    const prompt = synthesisPrompt(turn.request, shown, fitFor(turn.request, agent));
     const reader = withChanges
       ? new ChoiceLineReader(
         shuffled.length,

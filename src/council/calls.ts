@@ -2,7 +2,13 @@
  * Agent calls of a turn: one metered, narrated, recorded call, and the children run in parallel.
  */
 import { type AgentConfig, isHttpRunner } from "../config.ts";
-import type { AgentEvent, AgentResult, AgentRole, ChildAccess } from "../agents/types.ts";
+import type {
+  AgentEvent,
+  AgentPrompt,
+  AgentResult,
+  AgentRole,
+  ChildAccess,
+} from "../agents/types.ts";
 import { type Failure, failureReason } from "./notices.ts";
 import type { ChildPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
@@ -61,7 +67,7 @@ export interface ChildReply {
 export async function callAgent(
   turn: TurnContext,
   agent: AgentConfig,
-  prompt: string,
+  prompt: AgentPrompt,
   options: CallOptions,
 ): Promise<AgentResult> {
   const { config, runAgent } = turn.env;
@@ -154,7 +160,7 @@ function passOn(turn: TurnContext, agent: AgentConfig, text: string): void {
 export function runChildren(
   turn: TurnContext,
   children: readonly ChildPlan[],
-  promptFor: (child: ChildPlan) => string,
+  promptFor: (child: ChildPlan) => AgentPrompt,
   options: ChildRunOptions,
 ): Promise<ChildReply[]> {
   return Promise.all(children.map(async (child) => {

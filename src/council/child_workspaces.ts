@@ -3,13 +3,14 @@
  * workspace (its changes read back, one candidate's applied), all in the real one
  * (`isolation: shared`), or all read-only when no copy can be made.
  */
-import type { ChildAccess } from "../agents/types.ts";
+import type { AgentPrompt, ChildAccess } from "../agents/types.ts";
 import { type Changes, describeFiles } from "../workspace/changes.ts";
 import type { IsolatedWorkspace, Isolator } from "../workspace/isolation.ts";
 import type { ChildReply, Placement } from "./calls.ts";
 import type { ChildPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
 import { isolatedWorkspaceNote } from "./prompts.ts";
+import { mapPromptText, withSectionBeforeTask } from "./prompt_edit.ts";
 import type { TurnContext } from "./turn_context.ts";
 
 /** A synthesizer reads each candidate's diff up to this many characters. */
@@ -82,13 +83,12 @@ export class ChildWorkspaces {
   }
 
   /** A child's prompt, its paths pointing into the child's own copy. */
-  prompt(child: ChildPlan, prompt: string): string {
+  prompt(child: ChildPlan, prompt: AgentPrompt): AgentPrompt {
     if (this.#mode.kind !== "isolated") return prompt;
     const { workspace } = this.#mode;
     const copy = workspace.copies[child.index];
-    return `${replacePath(prompt, workspace.realRoot, copy.root)}\n${
-      isolatedWorkspaceNote(copy.cwd)
-    }`;
+    const moved = mapPromptText(prompt, (text) => replacePath(text, workspace.realRoot, copy.root));
+    return withSectionBeforeTask(moved, isolatedWorkspaceNote(copy.cwd));
   }
 
   /** A child's answer, its paths pointing back into the real workspace. */

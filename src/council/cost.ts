@@ -8,6 +8,8 @@ export class TurnMeter {
   calls = 0;
   inputTokens = 0;
   outputTokens = 0;
+  cacheReadTokens = 0;
+  cacheWriteTokens = 0;
   usd = 0;
   /** True when any call's cost was estimated rather than reported. */
   estimated = false;
@@ -21,6 +23,8 @@ export class TurnMeter {
   add(usage: AgentUsage): void {
     this.inputTokens += usage.inputTokens;
     this.outputTokens += usage.outputTokens;
+    this.cacheReadTokens += usage.cacheReadTokens ?? 0;
+    this.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
     this.usd += usage.costUsd;
     this.estimated ||= usage.estimated;
   }
@@ -29,6 +33,8 @@ export class TurnMeter {
     return {
       inputTokens: this.inputTokens,
       outputTokens: this.outputTokens,
+      ...(this.cacheReadTokens ? { cacheReadTokens: this.cacheReadTokens } : {}),
+      ...(this.cacheWriteTokens ? { cacheWriteTokens: this.cacheWriteTokens } : {}),
       usd: this.usd,
       calls: this.calls,
       wallMs,

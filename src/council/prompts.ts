@@ -1,13 +1,16 @@
 /**
- * The texts the council sends to agents: child answer and action prompts, the synthesizer's
- * prompts, and the fan-out judge's prompt. All are plain text written to the child's stdin.
+ * The prompts the council sends to agents: child answer and action prompts and the
+ * synthesizer's prompts (structured, each fitted to its agent's budget by compose.ts), and the
+ * fan-out judge's prompt (plain text).
  */
 import type { FanOutBar } from "./plan.ts";
 import type { Proposal } from "./actions.ts";
-import type { ToolSpec, TranscriptEntry, TurnRequest } from "./types.ts";
-import { withAttachmentMarkers } from "./attachments.ts";
+import type { PromptSection, StructuredPrompt } from "../agents/types.ts";
+import { sectionText } from "../agents/prompt_text.ts";
+import { composePrompt, type Conversation, type PromptFit } from "./compose.ts";
+import type { ToolSpec } from "./types.ts";
 
-type Conversation = Pick<TurnRequest, "system" | "transcript">;
+export type { PromptFit } from "./compose.ts";
 
 /** Appended to children's prompts on substantive turns; never to background traffic. */
 export const EXHAUSTIVENESS_DIRECTIVE = [
@@ -20,38 +23,6 @@ export const EXHAUSTIVENESS_DIRECTIVE = [
 const MAX_TOOL_DESCRIPTION = 2000;
 const MAX_JUDGE_ASK = 6000;
 
-function section(title: string, body: string): string {
-  return `=== ${title} ===\n${body.trim()}\n`;
-}
-
-function renderEntry(entry: TranscriptEntry): string {
-  switch (entry.kind) {
-    case "user":
-      return `[user]\n${entry.text}`;
-    case "assistant":
-      return `[assistant]\n${entry.text}`;
-    case "system":
-      return `[system note]\n${entry.text}`;
-    case "tool_call":
-      return `[assistant called tool ${entry.name} (call ${entry.id})]\n${
-        JSON.stringify(entry.input)
-      }`;
-    case "tool_result":
-      return `[result of call ${entry.id}${entry.isError ? ", an error" : ""}]\n${entry.text}`;
-  }
-}
-
-/** The host's system prompt and the conversation so far. */
-export function renderConversation(conversation: Conversation): string {
-  const parts: string[] = [];
-  if (conversation.system.trim()) {
-    parts.push(section("Instructions the assistant is operating under", conversation.system));
-  }
-  const entries = withAttachmentMarkers(conversation.transcript).map(renderEntry).join("\n\n");
-  parts.push(section("Conversation so far (oldest first)", entries || "(empty)"));
-  return parts.join("\n");
-}
-
 function renderTools(tools: readonly ToolSpec[]): string {
   return tools.map((tool) => {
     const description = tool.description.length > MAX_TOOL_DESCRIPTION
@@ -63,17 +34,26 @@ function renderTools(tools: readonly ToolSpec[]): string {
   }).join("\n");
 }
 
+/**
+ * The tools as a preamble section. The children and the synthesizer of an action turn get the
+ * same one, so they share the prompt's cacheable beginning.
+ */
+function toolsSection(tools: readonly ToolSpec[]): PromptSection[] {
+  return tools.length ? [{ title: "Tools the assistant may call", body: renderTools(tools) }] : [];
+}
+
 /** A child's prompt on an answer turn. */
-export function answerPrompt(conversation: Conversation, directive: boolean): string {
-  return [
-    renderConversation(conversation),
-    section(
-      "Your task",
-      "You are the assistant in the conversation above. Write the assistant's next reply to " +
-        "the last message. Reply with the answer text itself, as it should be shown to the user." +
-        (directive ? `\n\n${EXHAUSTIVENESS_DIRECTIVE}` : ""),
-    ),
-  ].join("\n");
+export function answerPrompt(
+  conversation: Conversation,
+  directive: boolean,
+  fit: PromptFit,
+): StructuredPrompt {
+  return composePrompt(conversation, [], [{
+    title: "Your task",
+    body: "You are the assistant in the conversation above. Write the assistant's next reply to " +
+      "the last message. Reply with the answer text itself, as it should be shown to the user." +
+      (directive ? `\n\n${EXHAUSTIVENESS_DIRECTIVE}` : ""),
+  }], fit);
 }
 
 /** A child's prompt on an action turn: propose exactly one next action as JSON. */
@@ -81,25 +61,22 @@ export function actionPrompt(
   conversation: Conversation,
   tools: readonly ToolSpec[],
   directive: boolean,
-): string {
-  return [
-    renderConversation(conversation),
-    section("Tools the assistant may call", renderTools(tools)),
-    section(
-      "Your task",
-      [
-        "You are deciding the assistant's single next step in the conversation above.",
-        "The host application runs the tools listed above itself and will send the result back;",
-        "do not try to carry out that step yourself (you may look at files to decide).",
-        "",
-        "Reply with exactly one JSON object and nothing else, in one of these two shapes:",
-        '  {"kind":"tool","name":"<one of the tool names above>","input":{<arguments matching that tool\'s input schema>}}',
-        '  {"kind":"answer","text":"<the reply to the user>"}',
-        "Choose the answer shape only when the work is finished or the user must be asked something.",
-        ...(directive ? ["", EXHAUSTIVENESS_DIRECTIVE] : []),
-      ].join("\n"),
-    ),
-  ].join("\n");
+  fit: PromptFit,
+): StructuredPrompt {
+  return composePrompt(conversation, toolsSection(tools), [{
+    title: "Your task",
+    body: [
+      "You are deciding the assistant's single next step in the conversation above.",
+      "The host application runs the tools listed above itself and will send the result back;",
+      "do not try to carry out that step yourself (you may look at files to decide).",
+      "",
+      "Reply with exactly one JSON object and nothing else, in one of these two shapes:",
+      '  {"kind":"tool","name":"<one of the tool names above>","input":{<arguments matching that tool\'s input schema>}}',
+      '  {"kind":"answer","text":"<the reply to the user>"}',
+      "Choose the answer shape only when the work is finished or the user must be asked something.",
+      ...(directive ? ["", EXHAUSTIVENESS_DIRECTIVE] : []),
+    ].join("\n"),
+  }], fit);
 }
 
 /** Candidate letters: A…Z, then AA, AB… (councils are small; this just never breaks). */
@@ -120,13 +97,16 @@ export interface SynthesisCandidate {
 export function synthesisPrompt(
   conversation: Conversation,
   candidates: readonly SynthesisCandidate[],
-): string {
+  fit: PromptFit,
+): StructuredPrompt {
   const withChanges = candidates.some((c) => c.diff);
   const drafts = candidates.map(({ text, diff }, i) => {
     const label = candidateLabel(i);
-    const reply = section(`Candidate ${label}`, text || "(empty)");
+    const reply = sectionText(`Candidate ${label}`, text || "(empty)");
     if (!withChanges) return reply;
-    return `${reply}${section(`Candidate ${label}'s file changes`, diff || "(no files changed)")}`;
+    return `${reply}${
+      sectionText(`Candidate ${label}'s file changes`, diff || "(no files changed)")
+    }`;
   });
   const task = [
     "Write the single best reply for the user. Keep what is correct and useful from any",
@@ -134,15 +114,17 @@ export function synthesisPrompt(
     "the files in your working directory if needed). Reply with the final answer text only;",
     "do not mention candidates, drafts or this review.",
   ];
-  return [
-    renderConversation(conversation),
-    section(
-      "Candidate replies",
-      `Independent assistants each drafted a reply to the last message. They are listed in no ` +
-        `particular order.\n\n${drafts.join("\n")}`,
-    ),
-    section("Your task", (withChanges ? [...CHANGES_TASK, "", ...task] : task).join("\n")),
-  ].join("\n");
+  return composePrompt(conversation, [], [
+    {
+      title: "Candidate replies",
+      body: `Independent assistants each drafted a reply to the last message. They are listed ` +
+        `in no particular order.\n\n${drafts.join("\n")}`,
+    },
+    {
+      title: "Your task",
+      body: (withChanges ? [...CHANGES_TASK, "", ...task] : task).join("\n"),
+    },
+  ], fit);
 }
 
 /** How the synthesizer chooses among candidates' file changes (see change_choice.ts). */
@@ -156,14 +138,14 @@ const CHANGES_TASK = [
   "describing the chosen changes as made, and no changes that were not chosen.",
 ];
 
-/** Told to a child that works in an isolated copy of the workspace. */
-export function isolatedWorkspaceNote(cwd: string): string {
-  return section(
-    "Your working directory",
-    `${cwd} is your own copy of the user's workspace. Make file changes only inside it; ` +
+/** Told to a child that works in an isolated copy of the workspace (a section before its task). */
+export function isolatedWorkspaceNote(cwd: string): PromptSection {
+  return {
+    title: "Your working directory",
+    body: `${cwd} is your own copy of the user's workspace. Make file changes only inside it; ` +
       "they are reviewed, and one assistant's changes may then be applied to the user's " +
       "workspace.",
-  );
+  };
 }
 
 /** A distinct proposal as shown to the synthesizer, with how many children made it. */
@@ -178,25 +160,24 @@ export function selectionPrompt(
   tools: readonly ToolSpec[],
   proposals: readonly NumberedProposal[],
   children: number,
-): string {
+  fit: PromptFit,
+): StructuredPrompt {
   const listed = proposals.map(({ proposal, votes }, i) =>
     `Proposal ${i + 1} (made by ${votes} of ${children}): ${JSON.stringify(proposal)}`
   ).join("\n");
-  return [
-    renderConversation(conversation),
-    section("Tools the assistant may call", tools.map((t) => `- ${t.name}`).join("\n")),
-    section("Proposed next steps", listed),
-    section(
-      "Your task",
-      [
+  return composePrompt(conversation, toolsSection(tools), [
+    { title: "Proposed next steps", body: listed },
+    {
+      title: "Your task",
+      body: [
         "Independent assistants each proposed the assistant's next step. Pick the best one.",
         "Reply with exactly one JSON object and nothing else:",
         '  {"choose": N}   to take proposal N exactly as written, or',
         '  {"kind":"answer","text":"…"}   to reply to the user instead of calling a tool.',
         "Do not combine or edit proposals.",
       ].join("\n"),
-    ),
-  ].join("\n");
+    },
+  ], fit);
 }
 
 /** The fan-out judge's prompt: one JSON verdict about the user's ask. */
@@ -213,8 +194,8 @@ export function judgePrompt(
       "one (non-trivial code changes, debugging, design or analysis, questions where " +
       "approaches differ). Say false for simple lookups, small talk, trivial or mechanical steps.";
   return [
-    section("Request", trimmed || "(empty)"),
-    section(
+    sectionText("Request", trimmed || "(empty)"),
+    sectionText(
       "Your task",
       [
         "A coding assistant received the request above" +

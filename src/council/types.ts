@@ -93,6 +93,10 @@ export type Outcome =
 export interface TurnUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Of the input tokens, those children's providers read from their prompt caches. */
+  cacheReadTokens?: number;
+  /** Of the input tokens, those written to children's providers' prompt caches. */
+  cacheWriteTokens?: number;
   usd: number;
   /** Agent invocations made (children, judge, synthesizer). */
   calls: number;

@@ -25,6 +25,10 @@ export const LedgerCallSchema = z.object({
   costUsd: usd,
   /** Cost or tokens were estimated, not reported by the CLI. */
   estimated: z.boolean(),
+  /** Of the input tokens, those read from the provider's prompt cache (when reported). */
+  cacheReadTokens: count.optional(),
+  /** Of the input tokens, those written to the provider's prompt cache (when reported). */
+  cacheWriteTokens: count.optional(),
 });
 export type LedgerCall = z.infer<typeof LedgerCallSchema>;
 
@@ -54,6 +58,8 @@ export const LedgerEntrySchema = z.object({
   wallMs: count,
   inputTokens: count,
   outputTokens: count,
+  cacheReadTokens: count.optional(),
+  cacheWriteTokens: count.optional(),
   costUsd: usd,
 });
 export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
@@ -139,6 +145,12 @@ export function ledgerCall(call: CallRecord): LedgerCall {
     outputTokens: call.usage.outputTokens,
     costUsd: call.usage.costUsd,
     estimated: call.usage.estimated,
+    ...(call.usage.cacheReadTokens !== undefined
+      ? { cacheReadTokens: call.usage.cacheReadTokens }
+      : {}),
+    ...(call.usage.cacheWriteTokens !== undefined
+      ? { cacheWriteTokens: call.usage.cacheWriteTokens }
+      : {}),
   };
 }
 
@@ -162,6 +174,8 @@ export function ledgerEntry(record: TurnRecord): LedgerEntry {
     wallMs: Math.max(0, Math.round(record.usage.wallMs)),
     inputTokens: record.usage.inputTokens,
     outputTokens: record.usage.outputTokens,
+    ...(record.usage.cacheReadTokens ? { cacheReadTokens: record.usage.cacheReadTokens } : {}),
+    ...(record.usage.cacheWriteTokens ? { cacheWriteTokens: record.usage.cacheWriteTokens } : {}),
     costUsd: record.usage.usd,
   };
 }

@@ -165,6 +165,8 @@ Deno.test("claude parser: running usage sums messages; result usage includes cac
     inputTokens: 150,
     outputTokens: 40,
     costUsd: 0.0123,
+    cacheReadTokens: 30,
+    cacheWriteTokens: 20,
   });
 });
 

@@ -54,7 +54,7 @@ Deno.test("codex parser: agent_message is the text, commands and file changes ar
   assert.equal(texts(parsed), "The first line is: first line");
   assert.deepEqual(activities(parsed), ["$ head -n 1 notes.txt", "Edit src/a.ts", "Write b.md"]);
   assert.deepEqual(parsed.filter((p) => p.type === "usage"), [
-    { type: "usage", inputTokens: 40, outputTokens: 14 },
+    { type: "usage", inputTokens: 40, outputTokens: 14, cacheReadTokens: 8, cacheWriteTokens: 0 },
   ]);
   assert.deepEqual(parsed.at(-1), { type: "final", text: "The first line is: first line" });
 });

@@ -50,7 +50,7 @@ Deno.test("gemini parser: assistant deltas are text, tool_use is activity, resul
     { type: "activity", text: "$ ls -la" },
     { type: "text", text: "The file " },
     { type: "text", text: "says hi." },
-    { type: "usage", inputTokens: 60, outputTokens: 10 },
+    { type: "usage", inputTokens: 60, outputTokens: 10, cacheReadTokens: 0 },
     { type: "final", text: "The file says hi." },
   ]);
 });

@@ -65,7 +65,7 @@ Deno.test("anthropic: apiKeyEnv names the variable; the model override and defau
   assert.equal(body.max_tokens, DEFAULT_MAX_TOKENS);
 });
 
-Deno.test("anthropic: deltas stream live (one text event per read), usage is reported, cost comes from pricing", async () => {
+Deno.test("anthropic: deltas stream live (one text event per read), usage is reported with cache reads, cost comes from pricing at cached prices", async () => {
   const frames = anthropicFrames(["Hel", "lo, ", "world."], {
     input: 1000,
     output: 42,
@@ -98,9 +98,13 @@ Deno.test("anthropic: deltas stream live (one text event per read), usage is rep
   assert.equal(last.outputTokens, 42);
   assert.equal(result.usage.inputTokens, 1200);
   assert.equal(result.usage.outputTokens, 42);
+  assert.equal(result.usage.cacheReadTokens, 200);
+  assert.equal(result.usage.cacheWriteTokens, 0);
   const price = findPrice(mergePricing(), "claude-sonnet-4-5")!;
-  assert.equal(result.usage.costUsd, costOf(price, 1200, 42));
-  assert.ok(result.usage.costUsd > 0);
+  // Cache reads are billed at a tenth of the input price (Sonnet: $3 in, $15 out).
+  assert.equal(price.input, 3);
+  assert.ok(Math.abs(result.usage.costUsd - (1000 * 3 + 200 * 0.3 + 42 * 15) / 1e6) < 1e-12);
+  assert.ok(result.usage.costUsd < costOf(price, 1200, 42));
   assert.equal(result.exitCode, null);
   assert.equal(result.timedOut, false);
   assert.equal(result.aborted, false);

@@ -117,6 +117,7 @@ export interface StreamUsage {
   input: number;
   output: number;
   cacheRead?: number;
+  cacheWrite?: number;
 }
 
 /** An Anthropic Messages stream: message_start (input usage), text deltas, usage, stop. */
@@ -139,6 +140,7 @@ export function anthropicFrames(
           input_tokens: usage.input,
           output_tokens: 1,
           ...(usage.cacheRead ? { cache_read_input_tokens: usage.cacheRead } : {}),
+          ...(usage.cacheWrite ? { cache_creation_input_tokens: usage.cacheWrite } : {}),
         },
       },
     }),
@@ -190,6 +192,9 @@ export function openaiFrames(
           prompt_tokens: usage.input,
           completion_tokens: usage.output,
           total_tokens: usage.input + usage.output,
+          ...(usage.cacheRead !== undefined
+            ? { prompt_tokens_details: { cached_tokens: usage.cacheRead } }
+            : {}),
         },
       })]
       : []),

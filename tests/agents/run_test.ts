@@ -226,6 +226,8 @@ Deno.test("run: cost the CLI reports is used as is", async () => {
     outputTokens: 50,
     costUsd: 0.42,
     estimated: false,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
   });
 });
 

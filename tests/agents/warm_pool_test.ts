@@ -4,12 +4,14 @@
  * (a fake runner and a FakeClock); and with real processes: an idle child is ended, a primed CLI
  * that would quit on a silent stdin waits.
  */
+import { promptText } from "../../src/agents/prompt_text.ts";
 import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
 import type { AgentConfig } from "../../src/config.ts";
 import { spawnChild } from "../../src/agents/process.ts";
 import { machineGroupSpawn } from "../../src/agents/group_spawn.ts";
 import type {
+  AgentPrompt,
   AgentResult,
   AgentRunner,
   PreparedRun,
@@ -43,7 +45,8 @@ function fakeRunner() {
     [];
   let release: (() => void) | undefined;
   const runner: AgentRunner = Object.assign(
-    async (agent: AgentConfig, prompt: string, _options: RunOptions) => {
+    async (agent: AgentConfig, given: AgentPrompt, _options: RunOptions) => {
+      const prompt = promptText(given);
       cold.push(prompt);
       if (prompt === "hold") await new Promise<void>((resolve) => (release = resolve));
       return result(agent.name, `cold: ${prompt}`);
@@ -60,7 +63,8 @@ function fakeRunner() {
         return Promise.resolve({
           agent: agent.name,
           alive: () => !record.dead,
-          run: (prompt: string) => {
+          run: (given: AgentPrompt) => {
+            const prompt = promptText(given);
             record.ran = prompt;
             return Promise.resolve(result(agent.name, `warm: ${prompt}`));
           },

@@ -3,6 +3,7 @@
  * label children get it under; children and the synthesizer get them, the judge does not; a
  * command child in a real council is told what it cannot see.
  */
+import { promptText } from "../../src/agents/prompt_text.ts";
 import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
 import { createAgentRunner } from "../../src/agents/run.ts";
@@ -35,7 +36,9 @@ const TRANSCRIPT: TranscriptEntry[] = [
 ];
 
 Deno.test("council attachments: the prompt marks each where it was sent, labelled in turn order", () => {
-  const prompt = answerPrompt({ system: "", transcript: TRANSCRIPT }, false);
+  const prompt = promptText(
+    answerPrompt({ system: "", transcript: TRANSCRIPT }, false, { contextTokens: 100_000 }),
+  );
   assert.ok(
     prompt.includes("[user]\nWhy does the page look like this?\n[image #1: image/png]"),
     prompt,

@@ -4,8 +4,10 @@
  */
 import type { AgentConfig, Config, ConfigFile } from "../../src/config.ts";
 import { configOf } from "../test_config.ts";
+import { promptText } from "../../src/agents/prompt_text.ts";
 import type {
   AgentEvent,
+  AgentPrompt,
   AgentResult,
   AgentRole,
   AgentUsage,
@@ -118,7 +120,10 @@ export interface FakeReply {
 
 export interface FakeCall {
   agent: AgentConfig;
+  /** The prompt as the text a CLI child would read. */
   prompt: string;
+  /** The prompt as the agent was given it (structured for council prompts). */
+  given: AgentPrompt;
   options: RunOptions;
   model: string;
   role: AgentRole;
@@ -164,7 +169,14 @@ export function fakeAgents(script: FakeScript): FakeAgents {
   let active = 0;
   const runAgent: RunAgent = async (agent, prompt, options) => {
     const model = options.model ?? agent.model;
-    const call: FakeCall = { agent, prompt, options, model, role: options.role };
+    const call: FakeCall = {
+      agent,
+      prompt: promptText(prompt),
+      given: prompt,
+      options,
+      model,
+      role: options.role,
+    };
     calls.push(call);
     active++;
     try {

@@ -24,9 +24,9 @@ import { collect, testRequest, TurnWatcher, withAgents } from "./helpers.ts";
 /** Only the synthesizer's prompt on an answer turn shows candidates. */
 const SYNTH = "=== Candidate A ===";
 
+/** The request's whole body as text (the prompt arrives as structured messages). */
 function promptOf(request: SeenRequest): string {
-  const body = request.body as { messages: { content: string }[] };
-  return body.messages[0].content;
+  return JSON.stringify(request.body);
 }
 
 /** A stub that drafts as a child and synthesizes when shown candidates. */

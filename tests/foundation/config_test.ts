@@ -101,7 +101,7 @@ Deno.test("config: an unknown key names its path and the allowed keys", async ()
   assert.equal(
     await configError("defaultAgents:\n  - runner: claude\n    model: opus\n    modle: x\n"),
     "config: defaultAgents[0].modle: unknown key; allowed: name, runner, model, command, args, " +
-      "env, timeoutMs, baseUrl, apiKeyEnv, headers, maxTokens",
+      "env, timeoutMs, baseUrl, apiKeyEnv, headers, maxTokens, contextTokens",
   );
 });
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { AgentConfig, Config, ConfigFile } from "../../src/config.ts";
 import { configOf } from "../test_config.ts";
-import type { AgentResult, RunAgent } from "../../src/agents/types.ts";
+import type { AgentPrompt, AgentResult, RunAgent } from "../../src/agents/types.ts";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server.ts";
 
 export const TOKEN = "gw-Token-7f3a9c1e5b";
@@ -24,7 +24,11 @@ export function configWith(file: ConfigFile = {}, agents?: AgentConfig[]): Confi
 
 /** An agent that answers at once in-process, naming itself; counts its calls. */
 export function instantAgent(): RunAgent & { calls: number } {
-  const run = (agent: AgentConfig, _prompt: string, options: { role: AgentResult["role"] }) => {
+  const run = (
+    agent: AgentConfig,
+    _prompt: AgentPrompt,
+    options: { role: AgentResult["role"] },
+  ) => {
     run.calls++;
     return Promise.resolve<AgentResult>({
       agent: agent.name,
