@@ -20,6 +20,7 @@ import { parallel } from "./scenarios/parallel.ts";
 import { passthrough } from "./scenarios/passthrough.ts";
 import { peer } from "./scenarios/peer.ts";
 import { realchain } from "./scenarios/realchain.ts";
+import { session } from "./scenarios/session.ts";
 import { utility } from "./scenarios/utility.ts";
 import { worktree } from "./scenarios/worktree.ts";
 
@@ -34,7 +35,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Scenarios run only when `--only` names them (e.g. they need an npm install). */
-export const OPT_IN_SCENARIOS: readonly Scenario[] = [peer, worktree, clistart];
+export const OPT_IN_SCENARIOS: readonly Scenario[] = [peer, worktree, clistart, session];
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
