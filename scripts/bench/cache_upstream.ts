@@ -62,6 +62,8 @@ function commonPrefix(a: string, b: string): number {
 }
 
 const OUTPUT_TOKENS = 50;
+/** The Messages API refuses more cache breakpoints than this. */
+const MAX_BREAKPOINTS = 4;
 
 function anthropicReply(call: UpstreamCall, text: string, stream: boolean): Response {
   const usage = {
@@ -211,6 +213,18 @@ export function startCacheUpstream(reply: ReplyScript): CacheUpstream {
     const where = route(req.method, url.pathname, body);
     if (!where) return new Response("not found", { status: 404 });
     const blocks = where.api === "anthropic" ? anthropicBlocks(body) : [];
+    const breakpoints = blocks.filter((b) => b.breakpoint).length;
+    if (breakpoints > MAX_BREAKPOINTS) {
+      // As the Messages API refuses it.
+      return Response.json({
+        type: "error",
+        error: {
+          type: "invalid_request_error",
+          message: `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. ` +
+            `Found ${breakpoints}.`,
+        },
+      }, { status: 400 });
+    }
     const text = where.api === "anthropic"
       ? blocks.map((b) => b.text).join("")
       : where.api === "gemini"

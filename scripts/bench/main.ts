@@ -18,6 +18,7 @@ import { footprint } from "./scenarios/footprint.ts";
 import { overhead } from "./scenarios/overhead.ts";
 import { parallel } from "./scenarios/parallel.ts";
 import { passthrough } from "./scenarios/passthrough.ts";
+import { clicache } from "./scenarios/clicache.ts";
 import { peer } from "./scenarios/peer.ts";
 import { realchain } from "./scenarios/realchain.ts";
 import { session } from "./scenarios/session.ts";
@@ -35,7 +36,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Scenarios run only when `--only` names them (e.g. they need an npm install). */
-export const OPT_IN_SCENARIOS: readonly Scenario[] = [peer, worktree, clistart, session];
+export const OPT_IN_SCENARIOS: readonly Scenario[] = [peer, worktree, clistart, session, clicache];
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 

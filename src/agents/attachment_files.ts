@@ -5,7 +5,9 @@
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { attachmentFileName, type LabelledAttachment } from "../attachments.ts";
-import type { Adapter, AttachmentDelivery } from "./types.ts";
+import type { AgentConfig } from "../config.ts";
+import type { Adapter, AgentPrompt, AttachmentDelivery } from "./types.ts";
+import { promptText } from "./prompt_text.ts";
 import { unseenNote, withNotes } from "./attachment_notes.ts";
 
 /** The delivery of a run's attachments to a child of `adapter`; undefined when there are none. */
@@ -40,11 +42,15 @@ export async function removeDelivery(delivery: AttachmentDelivery | undefined): 
 /** What goes to the child's stdin: the adapter's shape, else the prompt and what it cannot see. */
 export function stdinFor(
   adapter: Adapter,
-  prompt: string,
+  agent: AgentConfig,
+  prompt: AgentPrompt,
   delivery: AttachmentDelivery | undefined,
 ): string {
-  if (!delivery) return prompt;
+  const structured = adapter.structuredStdin?.(agent, prompt, delivery);
+  if (structured !== undefined) return structured;
+  const text = promptText(prompt);
+  if (!delivery) return text;
   return adapter.stdin
-    ? adapter.stdin(prompt, delivery)
-    : withNotes(prompt, unseenNote(delivery.attachments));
+    ? adapter.stdin(text, delivery)
+    : withNotes(text, unseenNote(delivery.attachments));
 }

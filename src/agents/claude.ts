@@ -11,7 +11,7 @@ import {
 } from "./activity.ts";
 import { oneLine } from "../text.ts";
 import { type FlagSpec, hasFlag, withoutFlags } from "./flags.ts";
-import { anthropicBlocks } from "./anthropic_blocks.ts";
+import { claudeInputLine } from "./claude_input.ts";
 
 /** Flags that already choose a permission mode; then ours is not added. */
 const PERMISSION_FLAGS = ["--dangerously-skip-permissions", "--permission-mode"];
@@ -204,7 +204,7 @@ export function createClaudeParser(context: ParserContext = {}): (line: string) 
 export const claudeAdapter: Adapter = {
   defaultCommand: "claude",
   stdout: "jsonl",
-  argv(agent, { role, model, delivery, access }) {
+  argv(agent, { role, model, access }) {
     const args = [
       "-p",
       "--output-format",
@@ -216,8 +216,6 @@ export const claudeAdapter: Adapter = {
       // Children are one-shot: keep thousands of runs out of the user's session history.
       "--no-session-persistence",
     ];
-    // Images and documents go in as content blocks of a stream-json user message (stdin).
-    if (delivery) args.push("--input-format", "stream-json");
     // Read-only is plan mode: it refuses Write/Edit and shell writes, while Read, Grep and
     // read-only commands still run.
     const own = access === "read-only"
@@ -227,13 +225,16 @@ export const claudeAdapter: Adapter = {
     else if (!hasFlag(own, PERMISSION_FLAGS)) args.push("--dangerously-skip-permissions");
     // The fan-out judge only answers a yes/no question: no tools, so it stays fast and cheap.
     if (role === "judge" && !hasFlag(own, ["--tools"])) args.push("--tools", "");
+    // The prompt (with any images and documents) arrives as a stream-json user message, in
+    // blocks Anthropic's prompt cache can reuse from turn to turn.
+    if (!hasFlag(own, ["--input-format"])) args.push("--input-format", "stream-json");
     return [...args, ...own];
   },
-  stdin: (prompt, { attachments }) =>
-    JSON.stringify({
-      type: "user",
-      message: { role: "user", content: anthropicBlocks(prompt, attachments) },
-    }) + "\n",
+  structuredStdin(agent, prompt, delivery) {
+    const at = agent.args.indexOf("--input-format");
+    if (at >= 0 && agent.args[at + 1] !== "stream-json") return undefined;
+    return claudeInputLine(prompt, delivery?.attachments);
+  },
   env: ({ isRoot }): Record<string, string> => (isRoot ? { IS_SANDBOX: "1" } : {}),
   // Claude Code gives up on a stdin that stays silent for 3 s; once a byte came, it waits.
   stdinPrimer: "\n",

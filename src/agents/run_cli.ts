@@ -4,6 +4,7 @@
  */
 import type { AgentConfig, CliRunner } from "../config.ts";
 import type {
+  AgentPrompt,
   AgentResult,
   AttachmentDelivery,
   ParsedLine,
@@ -100,14 +101,16 @@ interface Attended {
 /** Gives a spawned child its prompt and reads it to the end, within the agent's time-out. */
 async function attend(
   { settings, agent, id, cwd, child, delivery }: Attended,
-  prompt: string,
+  prompt: AgentPrompt,
   options: PreparedRunOptions,
 ): Promise<AgentResult> {
   const log = settings.logFor(options.turnId);
+  const adapter = ADAPTERS[agent.runner as CliRunner];
+  const text = promptText(prompt);
   const recorder = new RunRecorder({
     ...settings,
     id,
-    promptChars: prompt.length,
+    promptChars: text.length,
     log,
     ...options,
   });
@@ -117,7 +120,6 @@ async function attend(
     await child.ended;
     return recorder.fail("aborted before start", true);
   }
-  const adapter = ADAPTERS[agent.runner as CliRunner];
   const parse = adapter.createParser({ cwd });
   let timedOut = false;
   let aborted = false;
@@ -142,7 +144,7 @@ async function attend(
     }
     recorder.absorb(parsed);
   });
-  child.deliver(stdinFor(adapter, prompt, delivery));
+  child.deliver(stdinFor(adapter, agent, prompt, delivery));
   await child.exited;
   settings.clock.clearTimeout(timer);
   signal?.removeEventListener("abort", onAbort);
@@ -240,7 +242,7 @@ function preparedChild(attended: Attended, cleanUp: () => Promise<void>): Prepar
       }
       used = true;
       try {
-        return await attend(attended, promptText(prompt), runOptions);
+        return await attend(attended, prompt, runOptions);
       } finally {
         await cleanUp();
       }

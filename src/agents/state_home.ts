@@ -1,9 +1,15 @@
 /**
  * A throwaway home for one run of a CLI whose history cannot be switched off: a temp directory
  * whose CLI folder links every entry of the user's own (login, settings, extensions) except the
- * ones the CLI writes its history to, removed after the run.
+ * ones the CLI writes its history to, removed after the run. It keeps its path from one run to
+ * the next where it can, as gemini names it in the system prompt it sends: a new path each run
+ * would change that prompt early and void the provider's cache of everything after it.
  */
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+
+/** Runs of one CLI at once that get a stable path; more get a random one. */
+const SLOTS = 16;
 
 /** Where a CLI keeps its state, and which of its entries hold history. */
 export interface StateHomeSpec {
@@ -27,7 +33,7 @@ export async function throwawayHome(
   env: Readonly<Record<string, string>>,
 ): Promise<ThrowawayHome> {
   const userHome = env[spec.variable] || env.HOME;
-  const path = await Deno.makeTempDir({ prefix: "council-home-" });
+  const path = await claimDirectory(spec);
   const remove = () => Deno.remove(path, { recursive: true }).catch(() => {});
   try {
     const own = join(path, spec.dir);
@@ -44,6 +50,44 @@ export async function throwawayHome(
     throw error;
   }
   return { path, remove };
+}
+
+function currentUid(): number | null {
+  try {
+    return Deno.uid();
+  } catch {
+    return null;
+  }
+}
+
+/** This user's own directory for throwaway homes (0700, not a link), or undefined if unsafe. */
+async function privateRoot(): Promise<string | undefined> {
+  const uid = currentUid();
+  const root = join(tmpdir(), `council-home-${uid ?? "user"}`);
+  try {
+    await Deno.mkdir(root, { mode: 0o700 });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) return undefined;
+  }
+  const info = await Deno.lstat(root);
+  if (!info.isDirectory || info.isSymlink) return undefined;
+  if (uid !== null && (info.uid !== uid || ((info.mode ?? 0) & 0o077) !== 0)) return undefined;
+  return root;
+}
+
+/** The first free slot for this CLI under the private root, else a random temp directory. */
+async function claimDirectory(spec: StateHomeSpec): Promise<string> {
+  const root = await privateRoot();
+  for (let n = 0; root && n < SLOTS; n++) {
+    const path = join(root, `${spec.dir.replace(/^\./, "")}-${n}`);
+    try {
+      await Deno.mkdir(path, { mode: 0o700 });
+      return path;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) break;
+    }
+  }
+  return await Deno.makeTempDir({ prefix: "council-home-" });
 }
 
 async function* readDirIfAny(dir: string): AsyncGenerator<Deno.DirEntry> {

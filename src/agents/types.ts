@@ -240,6 +240,15 @@ export interface Adapter {
    * the attachments the child cannot see).
    */
   stdin?(prompt: string, delivery: AttachmentDelivery): string;
+  /**
+   * The stdin for any prompt, for a CLI that takes a prompt in parts (claude's stream-json);
+   * used instead of `stdin`. Undefined: the prompt goes as text after all.
+   */
+  structuredStdin?(
+    agent: AgentConfig,
+    prompt: AgentPrompt,
+    delivery: AttachmentDelivery | undefined,
+  ): string | undefined;
   /** Variables this CLI needs in the child's environment (before the agent's own `env`). */
   env?(context: EnvContext): Record<string, string>;
   /**

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { claudeAdapter, createClaudeParser } from "../../src/agents/claude.ts";
-import type { ParsedLine } from "../../src/agents/types.ts";
+import { promptText } from "../../src/agents/prompt_text.ts";
+import { stdinFor } from "../../src/agents/attachment_files.ts";
+import type { ParsedLine, StructuredPrompt } from "../../src/agents/types.ts";
 import type { AgentConfig } from "../../src/config.ts";
 
 // Samples in the shapes `claude -p --output-format stream-json --verbose` prints (our own text).
@@ -251,4 +253,68 @@ Deno.test("claude argv: read-only access is plan mode, whatever permission args 
   });
   assert.ok(writable.includes("--dangerously-skip-permissions"));
   assert.ok(!writable.includes("--permission-mode"));
+});
+
+const structured: StructuredPrompt = {
+  preamble: [{ title: "Instructions the assistant is operating under", body: "Be careful." }],
+  conversationTitle: "Conversation so far (oldest first)",
+  conversation: [
+    { role: "user", tag: "user", text: "Fix the parser." },
+    {
+      role: "assistant",
+      tag: "assistant called tool Read (call t1)",
+      text: '{"file_path":"a.ts"}',
+    },
+    { role: "user", tag: "result of call t1", text: "1\tconst a = 1;" },
+  ],
+  request: [{ title: "Your task", body: "Propose the next step." }],
+};
+
+Deno.test("claude stdin: a stream-json user message, one block per entry, a breakpoint after the last", () => {
+  const argv = claudeAdapter.argv(agent(), { role: "child", model: "sonnet" });
+  assert.deepEqual(argv.slice(argv.indexOf("--input-format"), argv.indexOf("--input-format") + 2), [
+    "--input-format",
+    "stream-json",
+  ]);
+  const line = claudeAdapter.structuredStdin!(agent(), structured, undefined)!;
+  assert.ok(line.endsWith("}\n") && !line.slice(0, -1).includes("\n"), "one JSON line");
+  const message = JSON.parse(line);
+  assert.equal(message.type, "user");
+  assert.equal(message.message.role, "user");
+  const blocks = message.message.content as { text: string; cache_control?: unknown }[];
+  assert.equal(blocks.length, 5, "head, three entries, request");
+  assert.match(blocks[0].text, /Be careful\.\n\n=== Conversation so far \(oldest first\) ===\n$/);
+  assert.equal(blocks[1].text, "[user]\nFix the parser.\n\n");
+  assert.equal(blocks[3].text, "[result of call t1]\n1\tconst a = 1;\n\n");
+  assert.deepEqual(blocks.map((b) => b.cache_control !== undefined), [
+    false,
+    false,
+    false,
+    true,
+    false,
+  ]);
+  assert.match(blocks[4].text, /^=== Your task ===\nPropose the next step\./);
+  // An entry's block is the same text when it is no longer the last one.
+  const later = {
+    ...structured,
+    conversation: [...structured.conversation, structured.conversation[0]],
+  };
+  const again =
+    JSON.parse(claudeAdapter.structuredStdin!(agent(), later, undefined)!).message.content;
+  assert.deepEqual(
+    again.slice(0, 4).map((b: { text: string }) => b.text),
+    blocks.slice(0, 4).map((b) => b.text),
+  );
+});
+
+Deno.test("claude stdin: a text prompt is one block; a configured text input format gets text", () => {
+  const one =
+    JSON.parse(claudeAdapter.structuredStdin!(agent(), "Say hi", undefined)!).message.content;
+  assert.deepEqual(one, [{ type: "text", text: "Say hi" }]);
+  const text = agent(["--input-format", "text"]);
+  const argv = claudeAdapter.argv(text, { role: "child", model: "opus" });
+  assert.equal(argv.filter((a) => a === "--input-format").length, 1, "the user's own flag only");
+  assert.equal(argv[argv.indexOf("--input-format") + 1], "text");
+  assert.equal(claudeAdapter.structuredStdin!(text, structured, undefined), undefined);
+  assert.equal(stdinFor(claudeAdapter, text, structured, undefined), promptText(structured));
 });

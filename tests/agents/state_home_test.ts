@@ -52,3 +52,20 @@ Deno.test("state home: a gemini child runs with GEMINI_CLI_HOME set to a throwaw
   assert.ok(env.GEMINI_CLI_HOME?.includes("council-home-"), env.GEMINI_CLI_HOME);
   assert.throws(() => Deno.statSync(env.GEMINI_CLI_HOME), Deno.errors.NotFound);
 });
+
+Deno.test("state home: a run gets the last run's path back when it is free, a concurrent run another", async () => {
+  // A name of this test's own, so parallel tests do not share slots.
+  const spec = { ...SPEC, dir: `.tool-${crypto.randomUUID().slice(0, 8)}` };
+  const first = await throwawayHome(spec, { HOME: "/nonexistent" });
+  await first.remove();
+  const again = await throwawayHome(spec, { HOME: "/nonexistent" });
+  assert.equal(again.path, first.path, "a CLI that names its home in its prompt keeps that prompt");
+  const beside = await throwawayHome(spec, { HOME: "/nonexistent" });
+  assert.notEqual(beside.path, again.path);
+  const info = Deno.lstatSync(join(again.path, ".."));
+  assert.ok(info.isDirectory && !info.isSymlink);
+  if (Deno.build.os !== "windows") assert.equal((info.mode ?? 0) & 0o077, 0, "private to the user");
+  await again.remove();
+  await beside.remove();
+  assert.throws(() => Deno.statSync(beside.path), Deno.errors.NotFound);
+});
