@@ -16,6 +16,7 @@
 import type { PromptEntry } from "../agents/types.ts";
 import { entryText } from "../agents/prompt_text.ts";
 import { collapsedEntry, elidedEntry, promptEntry, shortenMiddle } from "./entries.ts";
+import { stripScaffolding } from "./ask.ts";
 import type { TranscriptEntry } from "./types.ts";
 
 /** Shorter entries are kept whole: their marker would save next to nothing. */
@@ -63,10 +64,14 @@ interface Slot {
   collapsed: boolean;
 }
 
-/** The user's last ask, the latest message (with its tool results) and the calls it answers. */
+/**
+ * The user's last ask (the last user text that is more than injected reminders), the latest
+ * message (with its tool results) and the calls it answers.
+ */
 export function guardedIndices(transcript: readonly TranscriptEntry[]): Set<number> {
   const guarded = new Set<number>();
-  const lastAsk = transcript.findLastIndex((e) => e.kind === "user");
+  const asked = transcript.findLastIndex((e) => e.kind === "user" && stripScaffolding(e.text));
+  const lastAsk = asked >= 0 ? asked : transcript.findLastIndex((e) => e.kind === "user");
   if (lastAsk >= 0) guarded.add(lastAsk);
   const answered = new Set<string>();
   for (let i = transcript.length - 1; i >= 0; i--) {

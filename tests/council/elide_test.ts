@@ -198,3 +198,26 @@ Deno.test("budget: the cut stays put as the session grows, so earlier text stays
   assert.ok(elidedTurns >= 40, `elision happened on ${elidedTurns} turns`);
   assert.ok(moves <= elidedTurns / 4, `the cut moved on ${moves} of ${elidedTurns} turns`);
 });
+
+Deno.test("budget: a reminder injected later does not take the last ask's protection", () => {
+  const transcript = session(40, 6000, "Keep the old API working.");
+  // Round trips after the ask; one tool-loop message carries an injected reminder.
+  for (let i = 0; i < 4; i++) {
+    transcript.push({ kind: "tool_call", id: `after${i}`, name: "Read", input: { i } });
+    transcript.push({
+      kind: "tool_result",
+      id: `after${i}`,
+      text: "y".repeat(5000),
+      isError: false,
+    });
+    if (i === 1) {
+      transcript.push({
+        kind: "user",
+        text: "<system-reminder>\nThe date changed.\n</system-reminder>",
+      });
+    }
+  }
+  const prompt = answerPrompt(request(transcript), false, fit(4_000));
+  assert.ok(tokensOf(prompt) <= 4_000);
+  assert.ok(promptText(prompt).includes("[user]\nKeep the old API working."));
+});
