@@ -47,8 +47,14 @@ export function finishTurn(turn: TurnContext, outcome: Outcome): void {
   // Before `done` is set, so a failure can still reach progress.
   turn.journal((journal) => journal.ended(record));
   turn.done = true;
+  // A cancelled turn still hands its host an answer (the text so far, or a notice), but its
+  // log must not read like one that finished.
   turn.log.info("turn done: {kind}", {
-    kind: outcome.kind === "tool" ? `tool ${outcome.name}` : "answer",
+    kind: turn.signal.aborted
+      ? "cancelled"
+      : outcome.kind === "tool"
+      ? `tool ${outcome.name}`
+      : "answer",
   });
   try {
     turn.env.onTurnEnd?.(record);
