@@ -3,18 +3,24 @@
  * reply's handler returns long before its last byte, so this is when its request really ends.
  */
 
-/** `response` with a body that calls `onEnd` once, at its end (at once when it has no body). */
-export function whenBodyEnds(response: Response, onEnd: () => void): Response {
+/**
+ * `response` with a body that calls `onEnd` once, at its end (at once when it has no body);
+ * `closedByClient` says the client cancelled it before its end.
+ */
+export function whenBodyEnds(
+  response: Response,
+  onEnd: (closedByClient: boolean) => void,
+): Response {
   const body = response.body;
   if (!body) {
-    onEnd();
+    onEnd(false);
     return response;
   }
   let ended = false;
-  const end = () => {
+  const end = (closedByClient = false) => {
     if (ended) return;
     ended = true;
-    onEnd();
+    onEnd(closedByClient);
   };
   const reader = body.getReader();
   const tracked = new ReadableStream<Uint8Array>({
@@ -31,7 +37,7 @@ export function whenBodyEnds(response: Response, onEnd: () => void): Response {
       }
     },
     async cancel(reason) {
-      end();
+      end(true);
       await reader.cancel(reason);
     },
   });

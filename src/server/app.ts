@@ -146,17 +146,20 @@ function accessLog(log: Logger): MiddlewareHandler {
     const started = performance.now();
     await next();
     const status = c.res.status;
-    const line = () => {
+    // A stream the client closed (Esc in the host) must not read like a finished reply.
+    const line = (closedByClient = false) => {
       const fields = {
         method: c.req.method,
         path: c.req.path,
         status,
         ms: Math.round(performance.now() - started),
       };
-      if (status >= 500) log.error("{method} {path} {status} {ms}ms", fields);
-      else if (status >= 400 || COUNCIL_PATHS.has(c.req.path)) {
-        log.info("{method} {path} {status} {ms}ms", fields);
-      } else log.debug("{method} {path} {status} {ms}ms", fields);
+      const message = `{method} {path} {status} {ms}ms${
+        closedByClient ? " (closed by the client)" : ""
+      }`;
+      if (status >= 500) log.error(message, fields);
+      else if (status >= 400 || COUNCIL_PATHS.has(c.req.path)) log.info(message, fields);
+      else log.debug(message, fields);
     };
     // A streamed turn is logged when its stream ends, with the turn's real duration.
     const streamed = c.res.headers.get("content-type")?.startsWith("text/event-stream");

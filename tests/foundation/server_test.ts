@@ -367,6 +367,9 @@ Deno.test("server: a streamed reply's access line is written when its stream end
     ["POST", "/v1/messages", 200],
     ["POST", "/v1/responses", 200],
   ]);
+  // The one the client left says so; the one that ran to its end does not.
+  assert.match(records[0].msg, /^POST \/v1\/messages 200 \d+ms$/);
+  assert.match(records[1].msg, /^POST \/v1\/responses 200 \d+ms \(closed by the client\)$/);
 });
 
 Deno.test("server: selfOriginsFor covers the loopback names and a wildcard bind", () => {
