@@ -14,14 +14,17 @@ import { findOnPath } from "../executables.ts";
 import { urlHost } from "../origins.ts";
 import { probeHealth } from "../daemon/gateway_client.ts";
 import { clientOrigin } from "./connect.ts";
-import { HTTP_ADAPTERS } from "../agents/adapters.ts";
+import { ADAPTERS, HTTP_ADAPTERS } from "../agents/adapters.ts";
 import { apiKeyEnvOf, baseUrlOf } from "../agents/http.ts";
 import { probeModels } from "../agents/http_probe.ts";
 import { judgeAgent } from "../council/plan.ts";
 import { describeGroupSpawn, machineGroupSpawn } from "../agents/group_spawn.ts";
 
-/** How long a `--version` may take before it counts as broken. */
-export const VERSION_TIMEOUT_MS = 5000;
+/**
+ * How long a `--version` may take before it counts as broken. Node-based CLIs (gemini) load
+ * their whole bundle for it, which on a busy machine takes several seconds.
+ */
+export const VERSION_TIMEOUT_MS = 15_000;
 /** How long an HTTP agent's models list may take before the endpoint counts as unreachable. */
 export const ENDPOINT_TIMEOUT_MS = 3000;
 
@@ -41,16 +44,21 @@ export interface VersionProbe {
   text: string;
 }
 
-/** Runs `<path> --version` with stdin closed and a time limit; never throws. */
+/**
+ * Runs `<path> --version` with stdin closed, `env` over the inherited environment and a time
+ * limit; never throws.
+ */
 export async function probeVersion(
   path: string,
   timeoutMs = VERSION_TIMEOUT_MS,
+  env: Record<string, string> = {},
 ): Promise<VersionProbe> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
     const output = await new Deno.Command(path, {
       args: ["--version"],
+      env,
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -99,6 +107,14 @@ export function bindStatus(host: string, port: number): { ok: boolean; text: str
   } catch (err) {
     if (err instanceof Deno.errors.AddrInUse) return { ok: false, text: "address already in use" };
     return { ok: false, text: (err as Error).message.split("\n")[0] };
+  }
+}
+
+function runningAsRoot(): boolean {
+  try {
+    return Deno.uid() === 0;
+  } catch {
+    return false;
   }
 }
 
@@ -187,7 +203,12 @@ async function checkAgent(
   }
   // A `command` runner's program is the model itself; running it could start work.
   if (runner === "command") return { ...base, executable, version: "-", status: "ok", ok: true };
-  const probe = await probeVersion(executable);
+  // As a child runs: with its adapter's variables (gemini's start-up switch) and its own env.
+  const adapterEnv = ADAPTERS[runner].env?.({ isRoot: runningAsRoot() }) ?? {};
+  const probe = await probeVersion(executable, VERSION_TIMEOUT_MS, {
+    ...adapterEnv,
+    ...agent.env,
+  });
   return {
     ...base,
     executable,

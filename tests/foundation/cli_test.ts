@@ -280,6 +280,19 @@ Deno.test("cli: doctor exits 1 for a missing CLI, a failing --version and a busy
   }
 });
 
+Deno.test("cli: doctor runs --version as a child runs: the adapter's variables and the agent's env", async () => {
+  await using dir = await tempDir();
+  await writeScript(dir.path, "gemini", 'echo "relaunch-off=$GEMINI_CLI_NO_RELAUNCH mark=$MARK"');
+  const config = await writeFile(
+    dir.path,
+    "c.yaml",
+    "port: 0\ndefaultAgents:\n  - { runner: gemini, model: g, env: { MARK: from-agent } }\n",
+  );
+  const run = await cli(["doctor", "--config", config], { PATH: `${dir.path}:/bin:/usr/bin` });
+  assert.equal(run.code, 0, run.stdout);
+  assert.match(run.stdout, /^gemini\s+gemini\s+g\s+\S+\s+relaunch-off=true mark=from-agent\s+ok$/m);
+});
+
 Deno.test("cli: doctor with no agents at all says so and exits 1", async () => {
   const run = await cli(["doctor", "--port", "0"]);
   assert.equal(run.code, 1);
