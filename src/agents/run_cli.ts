@@ -28,6 +28,7 @@ import { oneLine } from "../text.ts";
 import { promptText } from "./prompt_text.ts";
 import { deliverAttachments, removeDelivery, stdinFor } from "./attachment_files.ts";
 import { type ThrowawayHome, throwawayHome } from "./state_home.ts";
+import { tellingStderrLine } from "./stderr_reason.ts";
 
 /** What every CLI run of one runner shares. */
 export interface CliSettings extends RecorderSettings {
@@ -64,7 +65,7 @@ function failureReason(
   needsFinal: boolean,
   timeoutMs: number,
 ): string | undefined {
-  const lastStderr = exit.stderrTail.at(-1);
+  const stderrLine = tellingStderrLine(exit.stderrTail);
   const codeText = exit.exitCode === null
     ? "no exit code"
     : `exit code ${exit.exitCode}${exit.signal ? ` (${exit.signal})` : ""}`;
@@ -75,13 +76,13 @@ function failureReason(
     return exit.exitCode ? `${codeText}: ${output.final.error}` : output.final.error;
   }
   if (exit.exitCode !== 0) {
-    return `${codeText}: ${lastStderr ? oneLine(lastStderr, 300) : "no stderr output"}`;
+    return `${codeText}: ${stderrLine ? oneLine(stderrLine, 300) : "no stderr output"}`;
   }
   if (needsFinal && !output.final) {
     const invalid = output.invalidLines
       ? `; ${output.invalidLines} unparseable line(s), last: ${output.lastInvalid}`
       : "";
-    const stderr = lastStderr ? `; stderr: ${oneLine(lastStderr, 200)}` : "";
+    const stderr = stderrLine ? `; stderr: ${oneLine(stderrLine, 200)}` : "";
     return `exited 0 without a result${invalid}${stderr}`;
   }
   if (!output.answer.trim()) return "exited 0 with an empty answer";

@@ -163,6 +163,15 @@ Deno.test("run: non-zero exit is an error naming agent, exit code and the last s
   assert.ok(result.text.length > 0 && "half of this answer".startsWith(result.text));
 });
 
+Deno.test("run: a failure names the stderr line that says what is wrong, not advice after it", async () => {
+  const agent = fakeAgent("gemini", {
+    modes: ["crash"],
+    stderr: "You must specify the API key variable.\nUpdate your environment and try again!",
+  });
+  const result = await testRunner()(agent, "hi", { role: "child" });
+  assert.equal(result.error, "fake-gemini: exit code 1: You must specify the API key variable.");
+});
+
 Deno.test("run: a crash at start is an error with its stderr", async () => {
   const agent = fakeAgent("codex", { modes: ["crash"], stderr: "fatal: no config" });
   const result = await testRunner()(agent, "x".repeat(1_000_000), { role: "child" });
