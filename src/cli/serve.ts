@@ -82,7 +82,9 @@ export async function serveCommand(
       },
     });
     reloader.watch();
-    const wasTerminal = Deno.stdout.isTerminal();
+    // Started in a terminal, even with its output sent to a file (`> gateway.log`, `| tee`): a
+    // hangup then means that terminal closed. Not so under nohup or `start` (no terminal).
+    const wasTerminal = [Deno.stdin, Deno.stdout, Deno.stderr].some((io) => io.isTerminal());
     const reloading = reloader;
     onHangup = () => {
       if (wasTerminal && terminalGone()) void server.shutdown();

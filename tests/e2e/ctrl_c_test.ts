@@ -162,60 +162,87 @@ Deno.test({
 
 const TMUX = findOnPath("tmux", (name) => Deno.env.get(name));
 
-Deno.test({
-  name: "SIGHUP in a terminal: kill -HUP reloads; closing the terminal ends the gateway",
-  ignore: !TMUX,
-  async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "cg-hup-" });
-    const config = join(dir, "gateway.yaml");
-    await Deno.writeTextFile(config, YAML.stringify({ port: 0, ...slowCouncil() }));
-    const socket = `cg-hup-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
-    const tmux = (...args: string[]) =>
-      new TextDecoder().decode(
-        new Deno.Command(TMUX!, { args: ["-L", socket, ...args], stdout: "piped", stderr: "null" })
-          .outputSync().stdout,
-      );
-    const env = Object.entries(isolatedEnv(dir, {})).map(([k, v]) => `${k}=${v}`);
-    const serve = [
-      "exec env -i",
-      ...env.map((e) => `'${e}'`),
-      Deno.execPath(),
-      "run --config",
-      join(ROOT, "deno.json"),
-      "-A",
-      join(ROOT, "main.ts"),
-      "serve --config",
-      config,
-    ].join(" ");
-    try {
-      tmux("new-session", "-d", "-x", "250", "-y", "50", serve);
-      const pid = Number(tmux("display-message", "-p", "#{pane_pid}").trim());
-      const pane = () => tmux("capture-pane", "-p", "-J");
-      await within(eventually(() => pane().includes("listening on"), "listening"), "start", 60_000);
-      Deno.kill(pid, "SIGHUP");
-      await within(
-        eventually(
-          () => pane().includes("config reload (SIGHUP): " + config + " is unchanged"),
-          "x",
-        ),
-        "the reload",
-      );
-      tmux("kill-server"); // the terminal goes away: a hangup
-      await within(
-        eventually(() => {
-          try {
-            Deno.kill(pid, "SIGCONT");
-            return false;
-          } catch {
-            return true; // gone
-          }
-        }, "the gateway to end"),
-        "the gateway to end after the hangup",
-        20_000,
-      );
-    } finally {
-      tmux("kill-server");
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
+/** How the gateway's output leaves it in the terminal: to the terminal, or to a log file. */
+const OUTPUTS = [
+  { label: "output on the terminal", redirect: false },
+  // `deno task start > gateway.log 2>&1` (or `| tee`): closing the terminal must end it too,
+  // or it keeps the port with no terminal left to stop it from.
+  { label: "output to a log file", redirect: true },
+];
+
+for (const { label, redirect } of OUTPUTS) {
+  Deno.test({
+    name:
+      `SIGHUP in a terminal (${label}): kill -HUP reloads; closing the terminal ends the gateway`,
+    ignore: !TMUX,
+    async fn() {
+      const dir = await Deno.makeTempDir({ prefix: "cg-hup-" });
+      const config = join(dir, "gateway.yaml");
+      const logFile = join(dir, "gateway.log");
+      await Deno.writeTextFile(config, YAML.stringify({ port: 0, ...slowCouncil() }));
+      const socket = `cg-hup-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+      const tmux = (...args: string[]) =>
+        new TextDecoder().decode(
+          new Deno.Command(TMUX!, {
+            args: ["-L", socket, ...args],
+            stdout: "piped",
+            stderr: "null",
+          }).outputSync().stdout,
+        );
+      const env = Object.entries(isolatedEnv(dir, {})).map(([k, v]) => `${k}=${v}`);
+      const serve = [
+        "exec env -i",
+        ...env.map((e) => `'${e}'`),
+        Deno.execPath(),
+        "run --config",
+        join(ROOT, "deno.json"),
+        "-A",
+        join(ROOT, "main.ts"),
+        "serve --config",
+        config,
+        ...(redirect ? [">", logFile, "2>&1"] : []),
+      ].join(" ");
+      const output = () => {
+        if (!redirect) return tmux("capture-pane", "-p", "-J");
+        try {
+          return Deno.readTextFileSync(logFile);
+        } catch {
+          return "";
+        }
+      };
+      try {
+        tmux("new-session", "-d", "-x", "250", "-y", "50", serve);
+        const pid = Number(tmux("display-message", "-p", "#{pane_pid}").trim());
+        await within(
+          eventually(() => output().includes("listening on"), "listening"),
+          "start",
+          60_000,
+        );
+        Deno.kill(pid, "SIGHUP");
+        await within(
+          eventually(
+            () => output().includes("config reload (SIGHUP): " + config + " is unchanged"),
+            "x",
+          ),
+          "the reload",
+        );
+        tmux("kill-server"); // the terminal goes away: a hangup
+        await within(
+          eventually(() => {
+            try {
+              Deno.kill(pid, "SIGCONT");
+              return false;
+            } catch {
+              return true; // gone
+            }
+          }, "the gateway to end"),
+          "the gateway to end after the hangup",
+          20_000,
+        );
+      } finally {
+        tmux("kill-server");
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
