@@ -221,10 +221,16 @@ export const claudeAdapter: Adapter = {
     const own = access === "read-only"
       ? withoutFlags(agent.args, WRITE_ENABLING_FLAGS)
       : agent.args;
-    if (access === "read-only") args.push("--permission-mode", "plan");
-    else if (!hasFlag(own, PERMISSION_FLAGS)) args.push("--dangerously-skip-permissions");
-    // The fan-out judge only answers a yes/no question: no tools, so it stays fast and cheap.
-    if (role === "judge" && !hasFlag(own, ["--tools"])) args.push("--tools", "");
+    // The fan-out judge only answers a yes/no question: no built-in tools and no MCP servers,
+    // so it stays fast and cheap. With none at all there is nothing to confine, and it skips
+    // plan mode, which would run the `haiku` alias as Sonnet (Claude Code's plan upgrade).
+    const judge = role === "judge";
+    const toolless = judge && !hasFlag(own, ["--tools", "--mcp-config"]);
+    if (access === "read-only") {
+      if (!toolless) args.push("--permission-mode", "plan");
+    } else if (!hasFlag(own, PERMISSION_FLAGS)) args.push("--dangerously-skip-permissions");
+    if (judge && !hasFlag(own, ["--tools"])) args.push("--tools", "");
+    if (toolless && !hasFlag(own, ["--strict-mcp-config"])) args.push("--strict-mcp-config");
     // The prompt (with any images and documents) arrives as a stream-json user message, in
     // blocks Anthropic's prompt cache can reuse from turn to turn.
     if (!hasFlag(own, ["--input-format"])) args.push("--input-format", "stream-json");

@@ -233,6 +233,23 @@ Deno.test("claude argv: a configured permission mode replaces full-auto; the jud
   assert.equal(argv[tools + 1], "");
 });
 
+Deno.test("claude argv: the read-only judge has no tools and no MCP servers, so no plan mode (it would run haiku as Sonnet)", () => {
+  const judge = claudeAdapter.argv(agent(), { role: "judge", model: "haiku", access: "read-only" });
+  assert.equal(judge[judge.indexOf("--tools") + 1], "");
+  assert.ok(judge.includes("--strict-mcp-config"));
+  assert.ok(!judge.includes("--permission-mode"), judge.join(" "));
+  assert.ok(!judge.includes("--dangerously-skip-permissions"));
+  // A judge given tools or MCP servers of its own is confined as every read-only run is.
+  for (const own of [["--tools", "Read"], ["--mcp-config", "/x.json"]]) {
+    const argv = claudeAdapter.argv(agent(own), {
+      role: "judge",
+      model: "haiku",
+      access: "read-only",
+    });
+    assert.equal(argv[argv.indexOf("--permission-mode") + 1], "plan", own.join(" "));
+  }
+});
+
 Deno.test("claude env: IS_SANDBOX=1 only when running as root", () => {
   assert.deepEqual(claudeAdapter.env?.({ isRoot: true }), { IS_SANDBOX: "1" });
   assert.deepEqual(claudeAdapter.env?.({ isRoot: false }), {});

@@ -141,7 +141,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "real claude: the judge role runs without tools",
+  name: "real claude: the read-only judge runs without tools, on the haiku it was given",
   ignore: !claude.path,
   async fn() {
     await using homeScope = await tempDir("council-claude-home-");
@@ -151,7 +151,8 @@ Deno.test({
       const result = await testRunner({ baseEnv: cleanBaseEnv(), killGraceMs: 1000 })(
         realClaudeAgent(stub.url, home),
         "Would independent attempts improve this? Answer as JSON.",
-        { role: "judge", model: "haiku" },
+        // As the council runs it: read-only.
+        { role: "judge", model: "haiku", access: "read-only" },
       );
       assert.equal(result.ok, true, result.error);
       assert.equal(result.text, '{"fanOut": false, "reason": "simple"}');
@@ -159,6 +160,8 @@ Deno.test({
       assert.ok(main);
       const tools = (main.body.tools ?? []) as unknown[];
       assert.equal(tools.length, 0, '`--tools ""` removed every tool');
+      // Plan mode would have sent the `haiku` alias as a Sonnet model (a dearer judge).
+      assert.match(String(main.body.model), /haiku/);
     } finally {
       await stub.server.shutdown();
     }
