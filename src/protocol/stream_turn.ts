@@ -33,6 +33,17 @@ export interface StreamTurnOptions {
 /** Shown to the host when a turn breaks; details stay in the log (never a stack). */
 export const TURN_FAILED = "The council turn failed unexpectedly; see the gateway log for details.";
 
+/**
+ * Why a streamed turn stopped early: the client went away (its request's AbortError), or the
+ * gateway aborted the request itself with a reason of its own (a shutdown).
+ */
+export function abortedBecause(requestSignal?: AbortSignal): string {
+  const reason = requestSignal?.aborted ? requestSignal.reason : undefined;
+  return reason instanceof Error && reason.name !== "AbortError" && reason.message
+    ? reason.message
+    : "client disconnected";
+}
+
 export function streamTurn(options: StreamTurnOptions): Response {
   const { renderer, log } = options;
   return sseResponse({
@@ -49,7 +60,7 @@ export function streamTurn(options: StreamTurnOptions): Response {
           if (renderer.finished) break;
         }
         if (channel.signal.aborted) {
-          log.info("client disconnected; turn aborted");
+          log.info("{why}; turn aborted", { why: abortedBecause(options.requestSignal) });
         } else if (!renderer.finished) {
           log.error("turn ended without a result");
           channel.send(...renderer.fail(TURN_FAILED));
