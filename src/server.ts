@@ -46,6 +46,13 @@ export function startupLine(config: Readonly<Config>, port: number): string {
     `logLevel=${config.logLevel} agents=${agents} config=${config.configPath ?? "defaults"}`;
 }
 
+/** What a new user does next: open the dashboard, point a host at the gateway. */
+export function nextStepsLine(config: Readonly<Config>, port: number): string {
+  const portFlag = port === 6767 ? "" : ` --port ${port}`;
+  return `dashboard: http://${urlHost(config.host)}:${port}/ · point a host at it: ` +
+    `council-gateway connect claude${portFlag} (or codex)`;
+}
+
 export interface ServerOptions {
   /** Protocol handlers; default: the real council behind the real protocols. */
   messages?: ProtocolHandler;
@@ -337,6 +344,7 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
 function logStart(w: Wiring, config: Readonly<Config>, port: number): void {
   const { log } = w;
   log.info(startupLine(config, port));
+  log.info(nextStepsLine(config, port));
   if (config.defaultAgents.length === 0) {
     log.warn(
       "no agents: defaultAgents is not configured and no claude, codex or gemini CLI was " +

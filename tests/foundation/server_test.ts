@@ -563,3 +563,13 @@ Deno.test("server: HEAD is not one of the four endpoints → 404 (Hono would ans
   }
   assert.equal((await a.request("/v1/models")).status, 200, "GET still works");
 });
+
+Deno.test("start-up: a second line names the dashboard and how to connect a host", async () => {
+  const { nextStepsLine } = await import("../../src/server.ts");
+  const config = { host: "127.0.0.1" } as Parameters<typeof nextStepsLine>[0];
+  assert.equal(
+    nextStepsLine(config, 6767),
+    "dashboard: http://127.0.0.1:6767/ · point a host at it: council-gateway connect claude (or codex)",
+  );
+  assert.match(nextStepsLine(config, 7001), /:7001\/ .*connect claude --port 7001 \(or codex\)$/);
+});
