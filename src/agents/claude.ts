@@ -157,13 +157,9 @@ function resultItems(line: Record<string, unknown>): ParsedLine[] {
   return out;
 }
 
-/** A `system` line: an API retry is shown as activity; the others say nothing of the run. */
+/** A `system` line: an API retry is a retry; the others say nothing of the run. */
 function systemItems(line: Record<string, unknown>): ParsedLine[] {
-  if (line.subtype !== "api_retry") return [];
-  const status = numberField(line, "error_status") ?? stringField(line, "error") ?? "";
-  const attempt = numberField(line, "attempt") ?? "?";
-  const most = numberField(line, "max_retries") ?? "?";
-  return [{ type: "activity", text: `API retry ${attempt}/${most} (${status})` }];
+  return line.subtype === "api_retry" ? [apiRetry(line)] : [];
 }
 
 /**
@@ -198,6 +194,21 @@ export function createClaudeParser(context: ParserContext = {}): (line: string) 
       default:
         return [];
     }
+  };
+}
+
+/** `{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"error_status":529,…}` */
+function apiRetry(line: Record<string, unknown>): ParsedLine {
+  const status = numberField(line, "error_status");
+  const error = stringField(line, "error");
+  const reason = [status, error].filter((part) => part !== undefined).join(" ");
+  const attempt = numberField(line, "attempt");
+  const maxAttempts = numberField(line, "max_retries");
+  return {
+    type: "retry",
+    ...(attempt !== undefined ? { attempt } : {}),
+    ...(maxAttempts !== undefined ? { maxAttempts } : {}),
+    ...(reason ? { reason: oneLine(reason, 200) } : {}),
   };
 }
 

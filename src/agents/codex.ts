@@ -93,7 +93,8 @@ function toolActivity(
 /**
  * A parser for one run. Each `agent_message` item is text (a retried stream repeats the same
  * message: repeats are not sent twice); the last one is the final answer. Non-fatal `error`
- * items and top-level `error` retry notices are ignored; `turn.failed` is the error.
+ * items are ignored; top-level `Reconnecting... n/m` notices are retries; `turn.failed` is the
+ * error.
  */
 export function createCodexParser(context: ParserContext = {}): (line: string) => ParsedLine[] {
   let lastMessage: string | undefined;
@@ -136,12 +137,27 @@ export function createCodexParser(context: ParserContext = {}): (line: string) =
       out.push({ type: "final", text: lastMessage ?? "" });
       return out;
     }
+    if (type === "error") return reconnecting(stringField(line, "message") ?? "");
     if (type === "turn.failed") {
       const message = stringField(objectField(line, "error"), "message") ?? "turn failed";
       return [{ type: "final", text: lastMessage, error: oneLine(message, 300) }];
     }
     return [];
   };
+}
+
+/** `{"type":"error","message":"Reconnecting... 2/5 (why)"}`: codex retrying its request. */
+const RECONNECTING = /^Reconnecting\.\.\.\s*(\d+)\/(\d+)(?:\s*\((.*)\))?\s*$/s;
+
+function reconnecting(message: string): ParsedLine[] {
+  const match = RECONNECTING.exec(message.trim());
+  if (!match) return [];
+  return [{
+    type: "retry",
+    attempt: Number(match[1]),
+    maxAttempts: Number(match[2]),
+    ...(match[3] ? { reason: oneLine(match[3], 200) } : {}),
+  }];
 }
 
 export const codexAdapter: Adapter = {

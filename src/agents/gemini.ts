@@ -92,6 +92,25 @@ export function createGeminiParser(context: ParserContext = {}): (line: string) 
   };
 }
 
+/**
+ * Gemini prints its retries on stderr, e.g. `Attempt 2 failed with status 503. Retrying with
+ * backoff... ApiError: {…}`, `Attempt 1 failed with 5xx error. Retrying with backoff...` or
+ * `Attempt 3 failed: <message>. Retrying after 5200ms...` (a stack trace follows on its own
+ * lines).
+ */
+const GEMINI_RETRY = /^Attempt (\d+) failed(.*?)\. Retrying (?:with backoff|after \d+ms)\.\.\./;
+
+export function parseGeminiStderr(line: string): ParsedLine[] {
+  const match = GEMINI_RETRY.exec(line.trim());
+  if (!match) return [];
+  const detail = match[2].replace(/^(?::|\s+with)\s*/, "").replace(/^status\s+/, "");
+  return [{
+    type: "retry",
+    attempt: Number(match[1]),
+    ...(detail ? { reason: oneLine(detail, 200) } : {}),
+  }];
+}
+
 export const geminiAdapter: Adapter = {
   defaultCommand: "gemini",
   stdout: "jsonl",
@@ -132,4 +151,5 @@ export const geminiAdapter: Adapter = {
   // Gemini records every chat under ~/.gemini/tmp (and projects beside it) with no switch to
   // turn that off: each child gets a throwaway home that still has the user's login.
   stateHome: { variable: "GEMINI_CLI_HOME", dir: ".gemini", unlinked: GEMINI_HISTORY },
+  parseStderr: parseGeminiStderr,
 };

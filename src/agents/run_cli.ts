@@ -97,11 +97,13 @@ interface Attended {
   child: RunningChild;
   /** The turn's attachments as this child takes them (files already written). */
   delivery?: AttachmentDelivery;
+  /** Where the child's stderr lines go once it runs (retries some CLIs announce there). */
+  stderr: { onLine?: (line: string) => void };
 }
 
 /** Gives a spawned child its prompt and reads it to the end, within the agent's time-out. */
 async function attend(
-  { settings, agent, id, cwd, child, delivery }: Attended,
+  { settings, agent, id, cwd, child, delivery, stderr }: Attended,
   prompt: AgentPrompt,
   options: PreparedRunOptions,
 ): Promise<AgentResult> {
@@ -145,6 +147,10 @@ async function attend(
     }
     recorder.absorb(parsed);
   });
+  stderr.onLine = (line) => {
+    const retries = adapter.parseStderr?.(line).filter((item) => item.type === "retry");
+    if (retries?.length) recorder.absorb(retries);
+  };
   child.deliver(stdinFor(adapter, agent, prompt, delivery));
   await child.exited;
   settings.clock.clearTimeout(timer);
@@ -194,6 +200,7 @@ function spawnFor(
     model: string;
     delivery?: AttachmentDelivery;
     setup: ChildSetup;
+    stderr: Attended["stderr"];
   },
 ): ReturnType<typeof spawnChild> {
   const { command, cwd, setup: { env } } = options;
@@ -223,7 +230,10 @@ function spawnFor(
     groupSpawn: settings.groupSpawn(),
     groups: settings.groups,
     stdinPrimer: options.holdStdin ? adapter.stdinPrimer : undefined,
-    onStderrLine: (line) => log.debug("{agent} stderr: {line}", { agent: agent.name, line }),
+    onStderrLine: (line) => {
+      log.debug("{agent} stderr: {line}", { agent: agent.name, line });
+      options.stderr.onLine?.(line);
+    },
   });
 }
 
@@ -286,12 +296,21 @@ export async function prepareCli(
     await removeDelivery(delivery).catch(warn(delivery?.dir));
     if (tempDir) await removeTempDir(tempDir).catch(warn(tempDir));
   };
+  const stderr: Attended["stderr"] = {};
   let child: ReturnType<typeof spawnChild>;
   try {
     // Files for the child (codex --image, gemini @path) in a directory of its own, never `cwd`.
     delivery = await deliverAttachments(ADAPTERS[agent.runner as CliRunner], options.attachments);
     setup = await childSetup(settings, agent, options);
-    child = spawnFor(settings, agent, { ...options, command, cwd, model, delivery, setup });
+    child = spawnFor(settings, agent, {
+      ...options,
+      command,
+      cwd,
+      model,
+      delivery,
+      setup,
+      stderr,
+    });
   } catch (err) {
     await cleanUp();
     throw err;
@@ -300,5 +319,5 @@ export async function prepareCli(
     await cleanUp();
     return unstartableRun(settings, id, child.spawnError);
   }
-  return preparedChild({ settings, agent, id, cwd, child, delivery }, cleanUp);
+  return preparedChild({ settings, agent, id, cwd, child, delivery, stderr }, cleanUp);
 }

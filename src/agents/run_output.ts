@@ -216,6 +216,11 @@ export class RunRecorder {
         case "final":
           output.final = { text: item.text, error: item.error };
           break;
+        case "retry": {
+          const { type: _, ...retry } = item;
+          this.emit({ type: "retry", agent, ...retry });
+          break;
+        }
         case "invalid":
           output.invalidLines++;
           output.lastInvalid = JSON.stringify(oneLine(item.line, 80));

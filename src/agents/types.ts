@@ -37,6 +37,8 @@ export type AgentEvent =
   | { type: "activity"; agent: string; text: string }
   /** Running counters (absolute, not increments) for telemetry. */
   | { type: "usage"; agent: string; inputTokens: number; outputTokens: number; elapsedMs: number }
+  /** The CLI said it is retrying its upstream model request (5xx, 529, a dropped stream). */
+  | ({ type: "retry"; agent: string } & UpstreamRetry)
   | { type: "finished"; agent: string; result: AgentResult };
 
 /** The final result of one child run. Failures are data, never thrown. */
@@ -171,6 +173,16 @@ export type PrepareAgent = (agent: AgentConfig, options: PrepareOptions) => Prom
 /** `RunAgent` (prepare, then run at once) with `prepare` alongside. */
 export type AgentRunner = RunAgent & { prepare: PrepareAgent };
 
+/** One retry of its model request that a CLI announced, as far as its output tells. */
+export interface UpstreamRetry {
+  /** The CLI's own attempt number, when it prints one. */
+  attempt?: number;
+  /** The most attempts the CLI will make, when it prints it. */
+  maxAttempts?: number;
+  /** What failed, in a few words: an HTTP status and/or the error text. */
+  reason?: string;
+}
+
 /** What an adapter's `parseLine` extracts from one line of a CLI's stdout. */
 export type ParsedLine =
   | { type: "text"; text: string }
@@ -189,6 +201,8 @@ export type ParsedLine =
   }
   /** The CLI's own final result: its answer text, or an error it reported. */
   | { type: "final"; text?: string; error?: string }
+  /** The CLI announced a retry of its upstream request. */
+  | ({ type: "retry" } & UpstreamRetry)
   /** A line that is not in the CLI's format (kept only as a count and a sample). */
   | { type: "invalid"; line: string };
 
@@ -274,6 +288,11 @@ export interface Adapter {
    * It arrives as the start of the prompt.
    */
   stdinPrimer?: string;
+  /**
+   * Reads one stderr line, for CLIs that announce upstream retries there (only `retry` items
+   * are used). Stateless.
+   */
+  parseStderr?(line: string): ParsedLine[];
 }
 
 /** Price table lookup input: USD per million tokens by longest model-id prefix. */

@@ -178,7 +178,10 @@ Deno.test("claude parser: is_error result and error subtypes become final errors
     assistant("x", { type: "text", text: "API Error: 529 overloaded" }, null, "<synthetic>"),
     result({ is_error: true, result: "API Error: 529 overloaded", total_cost_usd: 0 }),
   ]);
-  assert.deepEqual(activities(overloaded), ["API retry 1/2 (529)"]);
+  assert.deepEqual(overloaded.filter((p) => p.type === "retry"), [
+    { type: "retry", attempt: 1, maxAttempts: 2, reason: "529" },
+  ]);
+  assert.deepEqual(activities(overloaded), []);
   assert.equal(texts(overloaded), "", "the CLI's own error note is not answer text");
   const final = overloaded.find((p) => p.type === "final");
   assert.equal(final?.type === "final" && final.error, "API Error: 529 overloaded");
