@@ -6,10 +6,12 @@ import type { z } from "zod";
 import {
   AGENT_FIELD_NAMES,
   ConfigSchema,
+  HealthSchema,
   HTTP_RUNNERS,
   isHttpRunner,
   type IssueReason,
   PriceSchema,
+  QuorumSchema,
   type Runner,
   RUNNERS,
 } from "./schema.ts";
@@ -27,6 +29,8 @@ function allowedKeysAt(path: readonly PropertyKey[]): string[] {
   if (path.length === 0) return Object.keys(ConfigSchema.shape);
   if (path[0] === "defaultAgents" || path[0] === "judge") return AGENT_FIELD_NAMES;
   if (path[0] === "pricing") return Object.keys(PriceSchema.shape);
+  if (path[0] === "quorum") return Object.keys(QuorumSchema.shape);
+  if (path[0] === "health") return Object.keys(HealthSchema.shape);
   return [];
 }
 

@@ -165,6 +165,20 @@ export type Price = z.infer<typeof PriceSchema>;
 
 const port = z.number().int().min(0).max(65535);
 
+/** When a fanned-out turn stops waiting for its slowest children. */
+export const QuorumSchema = z.strictObject({
+  /** Usable answers after which stragglers get only `graceMs` more (0 = wait for all). */
+  minAnswers: z.number().int().nonnegative().default(2),
+  graceMs: z.number().int().nonnegative().default(3000),
+});
+
+/** When an agent that keeps failing is skipped, and for how long. */
+export const HealthSchema = z.strictObject({
+  /** Failed calls in a row that start a cool-down (0 = never skip an agent). */
+  failures: z.number().int().nonnegative().default(2),
+  cooldownMs: z.number().int().positive().default(60_000),
+});
+
 export const ConfigSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
   port: port.default(6767),
@@ -215,6 +229,10 @@ export const ConfigSchema = z.strictObject({
   bodyTimeoutMs: z.number().int().positive().default(60_000),
   /** A connection with no request in flight is closed after this. */
   idleTimeoutMs: z.number().int().positive().default(120_000),
+  quorum: QuorumSchema.prefault({}),
+  health: HealthSchema.prefault({}),
+  /** Upstream retries a child may announce before it is cut off (a vendor failing). */
+  maxUpstreamRetries: z.number().int().nonnegative().default(2),
   judge: JudgeSchema.optional(),
   defaultAgents: z.array(AgentSchema).min(1).optional(),
   pricing: z.record(z.string(), PriceSchema).default({}),

@@ -12,7 +12,8 @@ import {
   tally,
   ToolChecker,
 } from "./actions.ts";
-import { callAgent, childFailure, type ChildReply, runChildren } from "./calls.ts";
+import { callAgent } from "./calls.ts";
+import { childFailure, type ChildReply, runChildren, type WaitRule } from "./children.ts";
 import type { Failure } from "./notices.ts";
 import { choiceOf } from "./choice.ts";
 import type { RunPlan } from "./plan.ts";
@@ -27,6 +28,7 @@ export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   const children = plan.kind === "single" ? [plan.child] : plan.children;
   // The host runs the chosen tool itself: children only need to look (unless configured).
   const access = turn.env.config.childAccess;
+  const checker = new ToolChecker(request.tools);
   const replies = await runChildren(
     turn,
     children,
@@ -37,11 +39,10 @@ export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
         child.directive,
         fitFor(request, child.agent, child.model),
       ),
-    { place: () => ({ access }) },
+    { place: () => ({ access }), wait: proposalRule(checker) },
   );
   if (turn.signal.aborted) return turn.cancelled();
 
-  const checker = new ToolChecker(request.tools);
   const ballots: Ballot[] = [];
   const prose: ChildReply[] = [];
   const failures: Failure[] = [];
@@ -84,6 +85,33 @@ export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   return await select(turn, ballots, replies, children.length);
 }
 
+/** The valid proposal of a finished reply, if it has one. */
+function ballotOf(reply: ChildReply, checker: ToolChecker): Ballot | undefined {
+  if (!reply.result.ok || !reply.result.text.trim()) return undefined;
+  const reading = readReply(reply.result.text, checker);
+  return reading.kind === "dropped"
+    ? undefined
+    : { child: reply.child.index, proposal: reading.proposal };
+}
+
+/**
+ * On an action turn a valid proposal counts toward the quorum, and a majority of all children
+ * proposing the same action decides the turn at once.
+ */
+function proposalRule(checker: ToolChecker): WaitRule {
+  return {
+    usable: (reply) => ballotOf(reply, checker) !== undefined,
+    decided: (finished, childCount) => {
+      const ballots = finished.flatMap((r) => ballotOf(r, checker) ?? []);
+      const [top] = tally(ballots).sort((a, b) => b.votes - a.votes);
+      if (!top || top.votes * 2 <= childCount) return undefined;
+      return `majority: ${top.votes} of ${childCount} propose ${
+        describeProposal(top.first.proposal)
+      }`;
+    },
+  };
+}
+
 /** The synthesizer picks a proposal by number (copied verbatim) or writes an answer. */
 async function select(
   turn: TurnContext,
@@ -97,7 +125,7 @@ async function select(
     proposal: g.first.proposal,
     votes: g.votes,
   }));
-  for (const agent of synthesizerOrder(turn.env.config.defaultAgents, replies)) {
+  for (const agent of synthesizerOrder(turn, replies)) {
     turn.progress(`${agent.name} chooses among ${groups.length} proposals`, "info");
     const fit = fitFor(request, agent);
     const prompt = selectionPrompt(request, request.tools, proposals, childCount, fit);

@@ -2,7 +2,8 @@
  * Answer turns: a lone child answers live, or the children answer and a synthesizer combines
  * their anonymised, shuffled candidates into the one answer.
  */
-import { callAgent, childFailure, type ChildReply, runChildren } from "./calls.ts";
+import { callAgent } from "./calls.ts";
+import { childFailure, type ChildReply, runChildren, type WaitRule } from "./children.ts";
 import { type ChangeChoice, ChoiceLineReader } from "./change_choice.ts";
 import { ChildWorkspaces } from "./child_workspaces.ts";
 import { type Failure, failureReason } from "./notices.ts";
@@ -10,7 +11,7 @@ import type { ChildPlan, RunPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
 import { fitFor } from "./compose.ts";
 import { answerPrompt, synthesisPrompt } from "./prompts.ts";
-import { synthesizerOrder } from "./synthesizers.ts";
+import { NO_SYNTHESIZER, synthesizerOrder } from "./synthesizers.ts";
 import type { TurnContext } from "./turn_context.ts";
 import type { Outcome } from "./types.ts";
 
@@ -52,10 +53,11 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
       {
         place: (child) => workspaces.place(child),
         afterEach: (reply) => workspaces.collect(reply),
+        wait: ANSWERS,
       },
     );
     if (turn.signal.aborted) return turn.cancelled();
-    const candidates = replies.filter((r) => r.result.ok && r.result.text.trim());
+    const candidates = replies.filter(ANSWERS.usable);
     if (candidates.length === 0) return turn.allFailed(replies.map(childFailure));
     // Even a lone surviving candidate goes through the synthesizer: on a fanned-out turn only
     // the synthesizer writes the answer (SPEC §6.5), and it can still check and fix that draft.
@@ -64,6 +66,9 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
     await workspaces.dispose();
   }
 }
+
+/** On an answer turn, any non-empty answer counts toward the quorum. */
+const ANSWERS: WaitRule = { usable: (r) => r.result.ok && r.result.text.trim() !== "" };
 
 /** Agent 0 synthesizes; on failure the next agent that answered does; else the best candidate. */
 async function synthesize(
@@ -78,7 +83,7 @@ async function synthesize(
     diff: await workspaces.diffOf(child),
   })));
   const withChanges = shown.some((c) => c.diff);
-  const synthesizers = synthesizerOrder(turn.env.config.defaultAgents, replies);
+  const synthesizers = synthesizerOrder(turn, replies);
   const failures: Failure[] = [];
   for (const [k, agent] of synthesizers.entries()) {
     turn.progress(`${agent.name} synthesizes ${candidates.length} anonymised candidates`, "info");
@@ -113,7 +118,8 @@ async function synthesize(
     }
   }
   const best = candidates[0];
-  const why = failures.map((f) => `${f.label}: ${oneLine(f.reason)}`).join("; ");
+  const why = failures.map((f) => `${f.label}: ${oneLine(f.reason)}`).join("; ") ||
+    NO_SYNTHESIZER;
   turn.progress(`no synthesizer succeeded — returning ${best.child.label}'s answer`, "info");
   turn.answer.write(
     `${turn.answer.started ? "\n\n---\n" : ""}${workspaces.answer(best.child, best.result.text)}` +

@@ -1,5 +1,6 @@
 /**
- * Agent calls of a turn: one metered, narrated, recorded call, and the children run in parallel.
+ * One agent call of a turn: metered, narrated, recorded, booked to the agent's health, and cut
+ * off when it keeps retrying a failing upstream or when the council stops waiting for it.
  */
 import { type AgentConfig, isHttpRunner } from "../config.ts";
 import type {
@@ -9,8 +10,9 @@ import type {
   AgentRole,
   ChildAccess,
 } from "../agents/types.ts";
-import { type Failure, failureReason } from "./notices.ts";
-import type { ChildPlan } from "./plan.ts";
+import { CallControl, type CutOff } from "./call_control.ts";
+import type { CallVerdict } from "./health.ts";
+import { cutOffLine, tenthSeconds } from "./progress.ts";
 import { oneLine } from "../text.ts";
 import type { CallRecord } from "./records.ts";
 import type { TurnContext } from "./turn_context.ts";
@@ -31,6 +33,8 @@ export interface CallOptions {
   cwd?: string;
   /** What it may do there (default: workspace-write, the spec's full-auto). */
   access?: ChildAccess;
+  /** Lets the caller cut the call off (quorum); default: a switch of the call's own. */
+  control?: CallControl;
 }
 
 /**
@@ -44,25 +48,6 @@ export interface TextFilter {
   flush(): string;
 }
 
-/** Where one child works and what it may do there. */
-export interface Placement {
-  cwd?: string;
-  access: ChildAccess;
-}
-
-/** How a turn's children run: where each works, and what follows each one's end. */
-export interface ChildRunOptions {
-  place: (child: ChildPlan) => Placement;
-  /** Awaited after each child's call, before the children's joint result. */
-  afterEach?: (reply: ChildReply) => Promise<void>;
-}
-
-/** One child's reply, with the plan that produced it. */
-export interface ChildReply {
-  child: ChildPlan;
-  result: AgentResult;
-}
-
 /** One metered, narrated agent call. Never throws. */
 export async function callAgent(
   turn: TurnContext,
@@ -71,6 +56,7 @@ export async function callAgent(
   options: CallOptions,
 ): Promise<AgentResult> {
   const { config, runAgent } = turn.env;
+  const control = options.control ?? new CallControl(turn.signal);
   turn.meter.called();
   const tracker = turn.narrator.track(
     options.label,
@@ -83,6 +69,7 @@ export async function callAgent(
     model: options.model ?? agent.model,
     startedAt: turn.env.clock.now(),
   });
+  let retries = 0;
   let result: AgentResult;
   try {
     result = await runAgent(agent, prompt, {
@@ -90,39 +77,40 @@ export async function callAgent(
       cwd: options.cwd ?? turn.request.cwd,
       access: options.access,
       model: options.model,
-      signal: turn.signal,
+      signal: control.signal,
       turnId: turn.request.id,
       hostCredentials: config.passApiKeys ? turn.request.hostCredentials : undefined,
       // Children and the synthesizer see the images; the judge decides from the text alone.
       attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
       onEvent: (event) => {
-        tracker.onEvent(event);
         watch.event(event);
+        // The narrator closes the call below, once the council knows whether it cut it off.
+        if (event.type === "finished") return;
+        tracker.onEvent(event);
         if (options.writesAnswer) toAnswer(turn, agent, options, event);
+        if (event.type === "retry" && ++retries > config.maxUpstreamRetries) {
+          const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
+          control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
+        }
       },
     });
   } catch (err) {
     result = thrownResult(agent, options, err);
+  } finally {
+    if (!options.control) control.dispose();
   }
   if (options.writesAnswer) passOn(turn, agent, options.textFilter?.flush() ?? "");
+  const cutOff = control.settle(result);
+  if (cutOff) result = cutOffResult(result, cutOff);
   turn.meter.add(result.usage);
-  const call: CallRecord = {
-    label: options.label,
-    agent: agent.name,
-    model: result.model,
-    role: options.role,
-    ok: result.ok,
-    timedOut: result.timedOut,
-    aborted: result.aborted,
-    exitCode: result.exitCode,
-    durationMs: result.durationMs,
-    usage: result.usage,
-  };
+  const call = callRecord(agent, options, result, cutOff);
   turn.calls.push(call);
   turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
   watch.ended(call);
+  turn.env.health.record(agent.name, verdictOf(result, cutOff, retries));
   // The narrator's finish line is the call's one log line (at warn when it failed).
-  tracker.finished(result);
+  tracker.finished(result, cutOff?.why);
+  if (cutOff) turn.cutOffs.push(cutOffLine(options.label, result.durationMs));
   return result;
 }
 
@@ -156,30 +144,47 @@ function passOn(turn: TurnContext, agent: AgentConfig, text: string): void {
   else turn.answer.write(text);
 }
 
-/** Runs every child at once and waits for all of them. */
-export function runChildren(
-  turn: TurnContext,
-  children: readonly ChildPlan[],
-  promptFor: (child: ChildPlan) => AgentPrompt,
-  options: ChildRunOptions,
-): Promise<ChildReply[]> {
-  return Promise.all(children.map(async (child) => {
-    const reply = {
-      child,
-      result: await callAgent(turn, child.agent, promptFor(child), {
-        role: "child",
-        label: child.label,
-        model: child.model,
-        ...options.place(child),
-      }),
-    };
-    await options.afterEach?.(reply);
-    return reply;
-  }));
+/**
+ * A cut-off call is a failure naming the cut. One cut for retrying a failing upstream is not
+ * a cancellation: it counts as failed (`aborted` false).
+ */
+function cutOffResult(result: AgentResult, cutOff: CutOff): AgentResult {
+  return {
+    ...result,
+    ok: false,
+    aborted: cutOff.kind === "quorum",
+    error: `${result.agent}: cut off after ${tenthSeconds(result.durationMs)} (${cutOff.why})`,
+  };
 }
 
-export function childFailure(reply: ChildReply): Failure {
-  return { label: reply.child.label, reason: failureReason(reply.result) };
+/** What a call tells about its agent's health. */
+function verdictOf(result: AgentResult, cutOff: CutOff | undefined, retries: number): CallVerdict {
+  if (result.ok) return { kind: "ok" };
+  // A straggler cut off while it was retrying its upstream was failing too.
+  if (cutOff?.kind === "quorum" && retries === 0) return { kind: "neutral" };
+  if (!cutOff && result.aborted) return { kind: "neutral" };
+  return { kind: "failed", reason: result.error ?? "failed" };
+}
+
+function callRecord(
+  agent: AgentConfig,
+  options: CallOptions,
+  result: AgentResult,
+  cutOff: CutOff | undefined,
+): CallRecord {
+  return {
+    label: options.label,
+    agent: agent.name,
+    model: result.model,
+    role: options.role,
+    ok: result.ok,
+    timedOut: result.timedOut,
+    aborted: result.aborted,
+    exitCode: result.exitCode,
+    durationMs: result.durationMs,
+    usage: result.usage,
+    ...(cutOff ? { cutOff: cutOff.kind } : {}),
+  };
 }
 
 function thrownResult(agent: AgentConfig, options: CallOptions, err: unknown): AgentResult {

@@ -6,7 +6,7 @@
 import type { AgentPrompt, ChildAccess } from "../agents/types.ts";
 import { type Changes, describeFiles } from "../workspace/changes.ts";
 import type { IsolatedWorkspace, Isolator } from "../workspace/isolation.ts";
-import type { ChildReply, Placement } from "./calls.ts";
+import type { ChildReply, Placement } from "./children.ts";
 import type { ChildPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
 import { isolatedWorkspaceNote } from "./prompts.ts";

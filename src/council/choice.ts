@@ -3,7 +3,7 @@
  * the synthesizer, and whose it chose.
  */
 import { type Ballot, canonicalJson } from "./actions.ts";
-import type { ChildReply } from "./calls.ts";
+import type { ChildReply } from "./children.ts";
 import type { SynthesisChoice } from "./observer.ts";
 import type { Outcome } from "./types.ts";
 

@@ -329,3 +329,35 @@ export function judgeAgent(
     ...http,
   };
 }
+
+/**
+ * The plan without agents that are cooling down: their children are dropped, and a single
+ * child moves to the first agent in configured order that is not (with its own model). When
+ * every agent is cooling down the plan stays as it is: trying them beats answering nothing.
+ */
+export function withoutCooling(
+  plan: RunPlan,
+  agents: readonly AgentConfig[],
+  cooling: (agent: string) => boolean,
+): { plan: RunPlan; skipped: string[] } {
+  if (plan.kind === "fanout") {
+    const children = plan.children.filter((c) => !cooling(c.agent.name));
+    if (children.length === 0 || children.length === plan.children.length) {
+      return { plan, skipped: [] };
+    }
+    const skipped = [...new Set(plan.children.map((c) => c.agent.name))].filter(cooling);
+    return { plan: { ...plan, children }, skipped };
+  }
+  const { child } = plan;
+  if (!cooling(child.agent.name)) return { plan, skipped: [] };
+  const agentIndex = agents.findIndex((a) => !cooling(a.name));
+  if (agentIndex < 0) return { plan, skipped: [] };
+  const agent = agents[agentIndex];
+  return {
+    plan: {
+      ...plan,
+      child: { index: 0, agentIndex, agent, label: agent.name, directive: child.directive },
+    },
+    skipped: [child.agent.name],
+  };
+}

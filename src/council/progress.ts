@@ -3,7 +3,7 @@
  * into progress lines with throttled telemetry and a heartbeat on an injectable clock.
  */
 import type { Clock, TimerId } from "../clock.ts";
-import type { AgentEvent, AgentResult } from "../agents/types.ts";
+import type { AgentEvent, AgentResult, UpstreamRetry } from "../agents/types.ts";
 import { oneLine } from "../text.ts";
 
 export type LineLevel = "warn" | "info" | "debug";
@@ -70,6 +70,19 @@ export function finishLine(label: string, result: AgentResult): string {
   return `${label}: done in ${took} · ${tokens} · ${cost}${empty}`;
 }
 
+/** A call the council ended early: `gemini cut off after 9.1s`. */
+export function cutOffLine(label: string, durationMs: number): string {
+  return `${label} cut off after ${tenthSeconds(durationMs)}`;
+}
+
+/** `claude: upstream retry 2/10 (529 overloaded)` */
+export function retryLine(label: string, retry: UpstreamRetry): string {
+  const count = retry.attempt === undefined
+    ? ""
+    : ` ${retry.attempt}${retry.maxAttempts === undefined ? "" : `/${retry.maxAttempts}`}`;
+  return `${label}: upstream retry${count}${retry.reason ? ` (${oneLine(retry.reason)})` : ""}`;
+}
+
 /** `council: 3 agents (claude, codex, gemini) · 41.2s · 4 calls · $0.1234` */
 export function recapLine(
   agents: readonly string[],
@@ -110,7 +123,8 @@ export interface NarratorOptions {
 /** The narrator's handle on one agent call. */
 export interface CallTracker {
   onEvent(event: AgentEvent): void;
-  finished(result: AgentResult): void;
+  /** Closes the call; `cutOff` says why the council ended it early (replaces its finish line). */
+  finished(result: AgentResult, cutOff?: string): void;
 }
 
 /** Child text lines longer than this are cut into pieces rather than buffered without end. */
@@ -163,7 +177,11 @@ export class Narrator {
     this.#calls.push(call);
     return {
       onEvent: (event) => this.#onEvent(call, event),
-      finished: (result) => this.#onEvent(call, { type: "finished", agent: result.agent, result }),
+      finished: (result, cutOff) => {
+        if (cutOff === undefined) {
+          this.#onEvent(call, { type: "finished", agent: result.agent, result });
+        } else this.#cutOff(call, result, cutOff);
+      },
     };
   }
 
@@ -185,6 +203,9 @@ export class Narrator {
         if (!call.reportedTokens) call.tokens = Math.ceil(call.textChars / 4);
         if (call.interleave) this.#interleave(call, event.text);
         break;
+      case "retry":
+        emit(retryLine(call.label, event), "debug");
+        break;
       case "finished":
         if (!call.running) return;
         call.running = false;
@@ -196,6 +217,13 @@ export class Narrator {
         );
         break;
     }
+  }
+
+  #cutOff(call: Tracked, result: AgentResult, why: string): void {
+    if (!call.running) return;
+    call.running = false;
+    if (call.interleave) this.#flush(call);
+    this.#options.emit(`${cutOffLine(call.label, result.durationMs)} — ${why}`, "info");
   }
 
   #interleave(call: Tracked, text: string): void {

@@ -30,6 +30,8 @@ export interface CallRecord {
   exitCode: number | null;
   durationMs: number;
   usage: AgentUsage;
+  /** Set when the council ended the call early: enough answers were in, or upstream retries. */
+  cutOff?: "quorum" | "retries";
 }
 
 /** One finished turn, as a ledger would keep it. */

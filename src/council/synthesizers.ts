@@ -2,17 +2,37 @@
  * Which agents may synthesize a turn, in the order they are tried.
  */
 import type { AgentConfig } from "../config.ts";
-import type { ChildReply } from "./calls.ts";
+import type { ChildReply } from "./children.ts";
+import type { TurnContext } from "./turn_context.ts";
+
+export const NO_SYNTHESIZER = "every agent that could synthesize is cooling down or failed " +
+  "in this turn";
 
 /**
- * Agent 0 always synthesizes first (SPEC §1.1.9); fallbacks are the other agents in
- * configured order, skipping those whose every child failed (they would most likely fail
- * again, and a timed-out agent would hold the turn for another time-out).
+ * Agent 0 synthesizes first (SPEC §1.1.9); fallbacks are the other agents in configured order
+ * whose children answered and none failed (they would most likely fail again, and a timed-out
+ * agent would hold the turn for another time-out). Agents cooling down never synthesize, nor
+ * does agent 0 when its child was cut off retrying a failing upstream this turn.
  */
-export function synthesizerOrder(
-  agents: readonly AgentConfig[],
-  replies: readonly ChildReply[],
-): AgentConfig[] {
-  const answered = new Set(replies.filter((r) => r.result.ok).map((r) => r.child.agentIndex));
-  return agents.filter((_, i) => i === 0 || answered.has(i));
+export function synthesizerOrder(turn: TurnContext, replies: readonly ChildReply[]): AgentConfig[] {
+  const agents = turn.env.config.defaultAgents;
+  const answered = new Set<number>();
+  const failed = new Set<number>();
+  const upstreamDown = new Set<number>();
+  for (const { child, result, cutOff } of replies) {
+    if (result.ok) answered.add(child.agentIndex);
+    else if (cutOff?.kind !== "quorum") failed.add(child.agentIndex);
+    if (cutOff?.kind === "retries") upstreamDown.add(child.agentIndex);
+  }
+  const order: AgentConfig[] = [];
+  for (const [i, agent] of agents.entries()) {
+    const cooling = turn.env.health.coolingDown(agent.name);
+    const fit = i === 0 ? !upstreamDown.has(0) : answered.has(i) && !failed.has(i);
+    if (fit && !cooling) order.push(agent);
+    else if (i === 0) {
+      const why = cooling ? "it is cooling down" : "its upstream failed in this turn";
+      turn.progress(`${agent.name} does not synthesize: ${why}`, "info");
+    }
+  }
+  return order;
 }

@@ -10,6 +10,7 @@ import type { Isolator } from "../workspace/isolation.ts";
 import { actionTurn } from "./action_turn.ts";
 import { answerTurn } from "./answer_turn.ts";
 import { admitTurn } from "./admission.ts";
+import { AgentHealth, type AgentHealthStatus } from "./health.ts";
 import type { TurnJournal } from "./journal.ts";
 import { NO_AGENTS_NOTICE } from "./notices.ts";
 import { oneLine } from "../text.ts";
@@ -24,6 +25,7 @@ import { planStep } from "./turn_plan.ts";
 import type { Outcome, RunTurn, TurnEvent, TurnRequest } from "./types.ts";
 
 export type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
+export type { AgentHealthStatus } from "./health.ts";
 
 const logger = getLogger(["council-gateway", "council"]);
 
@@ -49,18 +51,25 @@ export interface Council {
   runTurn: RunTurn;
   /** The live session store (turns and spend per session key). */
   sessions: SessionStore;
+  /**
+   * Each configured agent's health (failures in a row, cool-down), then any other agent with
+   * failures on record (the judge): for `doctor` and status reports.
+   */
+  agentHealth(): AgentHealthStatus[];
 }
 
 export function createCouncil(deps: CouncilDeps): Council {
   const observer = deps.observer
     ? guardObserver(deps.observer, (error) => logger.warn("observer failed: {error}", { error }))
     : NO_OBSERVER;
+  const clock = deps.clock ?? systemClock;
   const env: TurnEnv = {
     config: deps.config,
     runAgent: deps.runAgent,
-    clock: deps.clock ?? systemClock,
+    clock,
     random: deps.random ?? Math.random,
     sessions: deps.sessions ?? new SessionStore(deps.config.sessionCapacity),
+    health: new AgentHealth(deps.config.health, clock),
     onTurnEnd: (record) => {
       try {
         deps.onTurnEnd?.(record);
@@ -72,9 +81,14 @@ export function createCouncil(deps: CouncilDeps): Council {
     isolator: deps.isolator,
     observer,
   };
+  const names = deps.config.defaultAgents.map((a) => a.name);
   return {
     sessions: env.sessions,
     runTurn: (request, signal) => redactedEvents(request, turnEvents(env, request, signal)),
+    agentHealth: () => [
+      ...names.map((name) => env.health.statusOf(name)),
+      ...env.health.status().filter((s) => !names.includes(s.agent)),
+    ],
   };
 }
 

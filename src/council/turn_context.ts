@@ -13,6 +13,7 @@ import { allFailedNotice, CANCELLED_NOTICE, type Failure } from "./notices.ts";
 import { type LineLevel, Narrator, recapLine } from "./progress.ts";
 import { oneLine } from "../text.ts";
 import type { TurnJournal, TurnStart } from "./journal.ts";
+import type { AgentHealth } from "./health.ts";
 import type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
 import type { SessionStore, Ticket } from "./session.ts";
 import type { TurnObserver } from "./observer.ts";
@@ -25,6 +26,8 @@ export interface TurnEnv {
   clock: Clock;
   random: () => number;
   sessions: SessionStore;
+  /** Each agent's recent failures and cool-down, across turns. */
+  health: AgentHealth;
   onTurnEnd?: (record: TurnRecord) => void;
   journal?: TurnJournal;
   /** Makes isolated workspaces for fanned-out answer turns (none: children run read-only). */
@@ -59,6 +62,8 @@ export class TurnContext {
   readonly start: TurnStart;
   /** A journal failure was already shown in progress (once per turn is enough). */
   #journalAlarmed = false;
+  /** `gemini cut off after 9.1s`, for the recap. */
+  readonly cutOffs: string[] = [];
 
   constructor(
     env: TurnEnv,
@@ -118,9 +123,11 @@ export class TurnContext {
     }
   }
 
-  recap(): string {
+  /** The recap line; `soFar` while a call still runs (its cost not yet known). */
+  recap(soFar = false): string {
     const wallMs = this.env.clock.now() - this.startedAt;
-    return recapLine(this.consulted, wallMs, this.meter.calls, this.meter.usd);
+    const line = recapLine(this.consulted, wallMs, this.meter.calls, this.meter.usd);
+    return `${line}${soFar ? " so far" : ""}${this.cutOffs.map((c) => ` · ${c}`).join("")}`;
   }
 
   /** No agent produced anything: a normal answer naming each failure, flagged as failed. */
@@ -138,8 +145,7 @@ export class TurnContext {
   #beginAnswer(): void {
     // The progress channel closes now. While the answering call still runs its cost is not
     // known yet, so the recap says "so far" (the log's closing recap has the final figures).
-    const sofar = this.narrator.waitingOn().length > 0 ? " so far" : "";
-    const recap = `${this.recap()}${sofar} · writing the answer`;
+    const recap = `${this.recap(this.narrator.waitingOn().length > 0)} · writing the answer`;
     this.emit({ type: "progress", text: recap });
     this.answerStarted = true;
   }

@@ -29,6 +29,8 @@ export const LedgerCallSchema = z.object({
   cacheReadTokens: count.optional(),
   /** Of the input tokens, those written to the provider's prompt cache (when reported). */
   cacheWriteTokens: count.optional(),
+  /** The council ended the call early: enough answers were in, or upstream retries. */
+  cutOff: z.enum(["quorum", "retries"]).optional(),
 });
 export type LedgerCall = z.infer<typeof LedgerCallSchema>;
 
@@ -151,6 +153,7 @@ export function ledgerCall(call: CallRecord): LedgerCall {
     ...(call.usage.cacheWriteTokens !== undefined
       ? { cacheWriteTokens: call.usage.cacheWriteTokens }
       : {}),
+    ...(call.cutOff ? { cutOff: call.cutOff } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ import type {
   AgentUsage,
   RunAgent,
   RunOptions,
+  UpstreamRetry,
 } from "../../src/agents/types.ts";
 import type {
   Outcome,
@@ -116,6 +117,10 @@ export interface FakeReply {
   hang?: boolean;
   /** Make runAgent throw (contract violation the council must survive). */
   throws?: boolean;
+  /** Upstream retries announced before waiting on the gate (a CLI stuck retrying). */
+  retries?: UpstreamRetry[];
+  /** Usage reported when the call is aborted (what a cut-off child had spent). */
+  abortUsage?: Partial<AgentUsage>;
 }
 
 export interface FakeCall {
@@ -188,6 +193,9 @@ export function fakeAgents(script: FakeScript): FakeAgents {
       if (reply.earlyUsage) {
         emit({ type: "usage", agent: agent.name, ...reply.earlyUsage, elapsedMs: 0 });
       }
+      for (const retry of reply.retries ?? []) {
+        if (!options.signal?.aborted) emit({ type: "retry", agent: agent.name, ...retry });
+      }
       if (reply.gate || reply.hang) {
         const aborted = abortPromise(options.signal);
         await Promise.race([reply.gate ?? new Promise(() => {}), aborted.promise]);
@@ -208,7 +216,13 @@ export function fakeAgents(script: FakeScript): FakeAgents {
           error: `${agent.name}: aborted`,
           exitCode: null,
           aborted: true,
-          usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: true },
+          usage: {
+            inputTokens: 0,
+            outputTokens: 0,
+            costUsd: 0,
+            estimated: true,
+            ...reply.abortUsage,
+          },
         };
         emit({ type: "finished", agent: agent.name, result });
         return result;

@@ -122,8 +122,9 @@ Deno.test("real processes: judge, action proposals and unanimous skip of synthes
       codex: { reply: proposal },
       gemini: { reply: proposal },
     });
+    // Without a quorum every child is waited for (a majority would otherwise end the wait).
     const { runTurn } = createCouncil({
-      config: withAgents(agents, { fanOutPolicy: "auto" }),
+      config: withAgents(agents, { fanOutPolicy: "auto", quorum: { minAnswers: 0 } }),
       runAgent,
     });
     const turn = await collect(

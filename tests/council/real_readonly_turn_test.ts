@@ -45,7 +45,12 @@ Deno.test({
       ...(gemini.path ? [geminiAgent(gemini.path, geminiStub, home.path)] : []),
     ];
     const { runTurn } = createCouncil({
-      config: testConfig({ defaultAgents: agents, fanOutPolicy: "always" }),
+      // Every child is awaited: each must try its writes (a majority would end the wait).
+      config: testConfig({
+        defaultAgents: agents,
+        fanOutPolicy: "always",
+        quorum: { minAnswers: 0 },
+      }),
       runAgent: testRunner({ baseEnv: cleanBaseEnv(), killGraceMs: 1000 }),
     });
     const log = await collect(

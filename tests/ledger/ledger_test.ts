@@ -90,6 +90,27 @@ Deno.test("ledger: a fanned-out turn's line holds decision, agents, every call a
   assert.equal(line.inputTokens, 10 + 100 + 20 + 100);
 });
 
+Deno.test("ledger: a call the council cut off says why; the line reads back", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = join(dir, "ledger.jsonl");
+  const fake = fakeAgents(byAgent({
+    "claude:child": { text: "a" },
+    "codex:child": { hang: true, retries: [{ attempt: 1 }, { attempt: 2 }, { attempt: 3 }] },
+    "gemini:child": { text: "b" },
+    "claude:synth": { text: "combined" },
+  }));
+  const council = councilOnLedger(path, { fanOutPolicy: "always", maxUpstreamRetries: 2 }, fake);
+  await collect(council.runTurn(testRequest({ sessionKey: "s1" }), never));
+  const [line] = entries(path);
+  const status = (label: string) => {
+    const call = line.calls.find((c) => c.label === label);
+    return [call?.status, call?.cutOff];
+  };
+  assert.deepEqual(status("codex"), ["failed", "retries"]);
+  assert.deepEqual(status("claude"), ["ok", undefined]);
+  assert.deepEqual(status("claude (synth)"), ["ok", undefined]);
+});
+
 Deno.test("ledger: a capped turn is recorded but does not count; a cancelled one counts with its spend", async () => {
   const dir = await Deno.makeTempDir();
   const path = join(dir, "ledger.jsonl");

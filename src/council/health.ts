@@ -1,0 +1,88 @@
+/**
+ * Agent health: each agent's run of failed calls, and the cool-down during which an agent that
+ * kept failing is skipped. Lives as long as the council; `status()` is the read API for
+ * `doctor` and status reports.
+ */
+import type { Clock } from "../clock.ts";
+
+export interface HealthSettings {
+  /** Failed calls in a row that start a cool-down (0 = never skip an agent). */
+  failures: number;
+  /** How long an agent is skipped once it has failed `failures` times in a row. */
+  cooldownMs: number;
+}
+
+/** How one call counts: `neutral` = it tells nothing (cancelled, or cut off while working). */
+export type CallVerdict = { kind: "ok" } | { kind: "failed"; reason: string } | {
+  kind: "neutral";
+};
+
+/** One agent as status reports show it. */
+export interface AgentHealthStatus {
+  agent: string;
+  state: "healthy" | "failing" | "cooling-down";
+  /** Failed calls in a row (0 after any success). */
+  failuresInRow: number;
+  /** The last failure's reason, while failures are in a row. */
+  lastError?: string;
+  /** When the current cool-down ends (epoch ms), while cooling down. */
+  coolingUntil?: number;
+}
+
+interface Entry {
+  failuresInRow: number;
+  lastError?: string;
+  coolingUntil?: number;
+}
+
+export class AgentHealth {
+  #settings: HealthSettings;
+  #clock: Clock;
+  #agents = new Map<string, Entry>();
+
+  constructor(settings: HealthSettings, clock: Clock) {
+    this.#settings = settings;
+    this.#clock = clock;
+  }
+
+  /** Books one finished call. A failure at or past the limit (re)starts the cool-down. */
+  record(agent: string, verdict: CallVerdict): void {
+    if (verdict.kind === "neutral") return;
+    if (verdict.kind === "ok") {
+      this.#agents.delete(agent);
+      return;
+    }
+    const entry = this.#agents.get(agent) ?? { failuresInRow: 0 };
+    entry.failuresInRow++;
+    entry.lastError = verdict.reason;
+    const { failures, cooldownMs } = this.#settings;
+    if (failures > 0 && entry.failuresInRow >= failures) {
+      entry.coolingUntil = this.#clock.now() + cooldownMs;
+    }
+    this.#agents.set(agent, entry);
+  }
+
+  /** The agent's status while it is cooling down, else undefined. */
+  coolingDown(agent: string): AgentHealthStatus | undefined {
+    const status = this.statusOf(agent);
+    return status.state === "cooling-down" ? status : undefined;
+  }
+
+  statusOf(agent: string): AgentHealthStatus {
+    const entry = this.#agents.get(agent);
+    if (!entry) return { agent, state: "healthy", failuresInRow: 0 };
+    const cooling = entry.coolingUntil !== undefined && entry.coolingUntil > this.#clock.now();
+    return {
+      agent,
+      state: cooling ? "cooling-down" : "failing",
+      failuresInRow: entry.failuresInRow,
+      ...(entry.lastError !== undefined ? { lastError: entry.lastError } : {}),
+      ...(cooling ? { coolingUntil: entry.coolingUntil } : {}),
+    };
+  }
+
+  /** Every agent with failures on record, in the order they first failed. */
+  status(): AgentHealthStatus[] {
+    return [...this.#agents.keys()].map((agent) => this.statusOf(agent));
+  }
+}

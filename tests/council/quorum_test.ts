@@ -1,0 +1,218 @@
+/**
+ * Quorum: once `minAnswers` children have usable results, stragglers get `graceMs` more and are
+ * then cut off (named in progress and the recap, their spend still counted); on action turns a
+ * majority of identical valid proposals ends the wait at once.
+ */
+import assert from "node:assert/strict";
+import { FakeClock } from "../../src/clock.ts";
+import type { ConfigFile } from "../../src/config.ts";
+import { createCouncil, type TurnRecord } from "../../src/council/turn.ts";
+import {
+  byAgent,
+  fakeAgents,
+  type FakeScript,
+  gate,
+  READ_TOOL,
+  testConfig,
+  testRequest,
+  TurnWatcher,
+} from "./helpers.ts";
+import { within } from "../wait.ts";
+
+/** Lets queued microtasks drain without touching timers. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+}
+
+function council(file: ConfigFile, script: FakeScript) {
+  const fake = fakeAgents(script);
+  const clock = new FakeClock();
+  const records: TurnRecord[] = [];
+  const c = createCouncil({
+    config: testConfig({ heartbeatMs: 1e9, telemetryMs: 1e9, ...file }),
+    runAgent: fake.runAgent,
+    clock,
+    random: () => 0,
+    onTurnEnd: (record) => records.push(record),
+  });
+  return { ...c, fake, clock, records };
+}
+
+const read = (path: string) =>
+  JSON.stringify({ kind: "tool", name: "Read", input: { file_path: path } });
+
+Deno.test("quorum: once minAnswers children answered, a straggler gets graceMs, then is cut off", async () => {
+  const { runTurn, fake, clock, records } = council(
+    { quorum: { minAnswers: 2, graceMs: 4000 } },
+    byAgent({
+      "claude:child": { text: "ALPHA answer" },
+      "codex:child": { text: "BRAVO answer" },
+      "gemini:child": {
+        hang: true,
+        durationMs: 9100,
+        abortUsage: { inputTokens: 400, outputTokens: 20, costUsd: 0.02, estimated: true },
+      },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  await watcher.progressMatching(/^quorum: 2 of 3 answers in — gemini gets 4\.0s more$/);
+  clock.advance(3999);
+  await settle();
+  assert.ok(!watcher.progress.some((l) => l.includes("cut off")), "not before the grace is over");
+  assert.equal(fake.calls.filter((c) => c.role === "synth").length, 0, "still waiting");
+  clock.advance(1);
+  const log = await watcher.finished;
+
+  assert.ok(
+    log.progress.includes(
+      "gemini cut off after 9.1s — quorum of 2 answers reached, 4.0s grace over",
+    ),
+    log.progress.join("\n"),
+  );
+  const synth = fake.calls.filter((c) => c.role === "synth");
+  assert.equal(synth.length, 1);
+  assert.match(synth[0].prompt, /ALPHA answer/);
+  assert.match(synth[0].prompt, /BRAVO answer/);
+  assert.ok(!synth[0].prompt.includes("Candidate C"), "two candidates only");
+  assert.deepEqual(log.outcome, { kind: "answer", text: "combined" });
+  assert.equal(
+    log.progress.at(-1),
+    "council: 3 agents (claude, codex, gemini) · 4.0s · 4 calls · $0.0500 · " +
+      "gemini cut off after 9.1s · writing the answer",
+  );
+  // The cut-off child's spend counts: 3 × $0.01 + $0.02.
+  assert.equal(Math.round(log.usage.usd * 1e4), 500);
+  assert.equal(log.usage.inputTokens, 100 * 3 + 400);
+  const gemini = records[0].calls.find((c) => c.label === "gemini");
+  assert.equal(gemini?.cutOff, "quorum");
+  assert.equal(clock.pending, 0, "the grace timer is gone");
+});
+
+Deno.test("quorum: a straggler answering within the grace is waited for", async () => {
+  const late = gate();
+  const { runTurn, fake, clock } = council(
+    { quorum: { minAnswers: 2, graceMs: 3000 } },
+    byAgent({
+      "claude:child": { text: "ALPHA answer" },
+      "codex:child": { text: "BRAVO answer" },
+      "gemini:child": { text: "CHARLIE answer", gate: late.promise },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  await watcher.progressMatching(/^quorum: 2 of 3 answers in/);
+  clock.advance(2999);
+  late.open();
+  const log = await watcher.finished;
+  assert.ok(!log.progress.some((l) => l.includes("cut off")));
+  assert.match(fake.calls.find((c) => c.role === "synth")!.prompt, /CHARLIE answer/);
+  assert.equal(clock.pending, 0, "the grace timer is cleared once every child is in");
+});
+
+Deno.test("quorum: minAnswers 0 waits for every child, however long", async () => {
+  const late = gate();
+  const { runTurn, fake, clock } = council(
+    { quorum: { minAnswers: 0, graceMs: 10 } },
+    byAgent({
+      "claude:child": { text: "ALPHA answer" },
+      "codex:child": { text: "BRAVO answer" },
+      "gemini:child": { text: "CHARLIE answer", gate: late.promise },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  await watcher.progressMatching(/^codex: done/);
+  clock.advance(600_000);
+  await settle();
+  late.open();
+  const log = await watcher.finished;
+  assert.ok(!log.progress.some((l) => l.startsWith("quorum") || l.includes("cut off")));
+  assert.match(fake.calls.find((c) => c.role === "synth")!.prompt, /CHARLIE answer/);
+});
+
+Deno.test("quorum: failed and empty replies do not count toward it", async () => {
+  const late = gate();
+  const { runTurn, fake, clock } = council(
+    { quorum: { minAnswers: 2, graceMs: 1000 } },
+    byAgent({
+      "claude:child": { text: "ALPHA answer" },
+      "codex:child": { ok: false, error: "codex: exit 1: boom" },
+      "gemini:child": { text: "CHARLIE answer", gate: late.promise },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  await watcher.progressMatching(/^codex: failed/);
+  clock.advance(60_000);
+  await settle();
+  late.open();
+  const log = await watcher.finished;
+  assert.ok(!log.progress.some((l) => l.startsWith("quorum") || l.includes("cut off")));
+  assert.match(fake.calls.find((c) => c.role === "synth")!.prompt, /CHARLIE answer/);
+});
+
+Deno.test("quorum: action turn — a majority of identical valid proposals ends the wait at once", async () => {
+  const { runTurn, fake, records } = council(
+    { quorum: { minAnswers: 3, graceMs: 60_000 } },
+    byAgent({
+      "claude:child": { text: read("/a") },
+      "codex:child": { text: `Reading first:\n${read("/a")}` },
+      "gemini:child": { hang: true, durationMs: 1200 },
+    }),
+  );
+  // No clock advance: only the majority can end this wait.
+  const log = await within(
+    new TurnWatcher(runTurn(testRequest({ tools: [READ_TOOL] }), new AbortController().signal))
+      .finished,
+    "the turn, ended by the majority",
+    5000,
+  );
+  assert.deepEqual(log.outcome, { kind: "tool", name: "Read", input: { file_path: "/a" } });
+  assert.ok(
+    log.progress.includes(
+      'majority: 2 of 3 propose Read {"file_path":"/a"} — not waiting for gemini',
+    ),
+    log.progress.join("\n"),
+  );
+  assert.ok(log.progress.some((l) => l.startsWith("gemini cut off after 1.2s — majority")));
+  assert.equal(fake.calls.filter((c) => c.role === "synth").length, 0, "synthesis skipped");
+  assert.match(log.progress.at(-1)!, / · gemini cut off after 1\.2s$/);
+  assert.equal(records[0].calls.find((c) => c.label === "gemini")?.cutOff, "quorum");
+});
+
+Deno.test("quorum: action turn — without a majority the grace applies, then the synthesizer picks", async () => {
+  const { runTurn, fake, clock } = council(
+    { quorum: { minAnswers: 2, graceMs: 2000 } },
+    byAgent({
+      "claude:child": { text: read("/a") },
+      "codex:child": { text: read("/b") },
+      "gemini:child": { hang: true },
+      "claude:synth": { text: '{"choose": 2}' },
+    }),
+  );
+  const watcher = new TurnWatcher(
+    runTurn(testRequest({ tools: [READ_TOOL] }), new AbortController().signal),
+  );
+  await watcher.progressMatching(/^quorum: 2 of 3 answers in — gemini gets 2\.0s more$/);
+  assert.ok(!watcher.progress.some((l) => l.startsWith("majority")));
+  clock.advance(2000);
+  const log = await watcher.finished;
+  assert.ok(log.progress.some((l) => l.startsWith("gemini cut off after")));
+  assert.deepEqual(log.outcome, { kind: "tool", name: "Read", input: { file_path: "/b" } });
+  assert.equal(fake.calls.filter((c) => c.role === "synth").length, 1);
+});
+
+Deno.test("quorum: a cancelled turn is not reported as a cut-off", async () => {
+  const { runTurn, clock } = council(
+    { quorum: { minAnswers: 2, graceMs: 2000 } },
+    byAgent({ "*:child": { hang: true } }),
+  );
+  const controller = new AbortController();
+  const watcher = new TurnWatcher(runTurn(testRequest(), controller.signal));
+  await watcher.progressMatching(/^consulting/);
+  controller.abort();
+  const log = await watcher.finished;
+  assert.ok(!log.progress.some((l) => l.includes("cut off")));
+  assert.equal(clock.pending, 0);
+});
