@@ -97,6 +97,8 @@ async function toolLoopInProject(cli: string) {
     const gateway = await spawnGateway(dir, {
       fanOutPolicy: "always",
       fanOutScope: "first-turn",
+      // Every child is awaited (two identical proposals would otherwise end the wait at once).
+      quorum: { minAnswers: 0 },
       defaultAgents: [
         fakeAgent("claude", { reply: read, rules, log }),
         fakeAgent("codex", { reply: read, rules, log }),

@@ -41,9 +41,13 @@ Deno.test({
   fn: async (t) => {
     const dir = await Deno.makeTempDir({ prefix: "cg-child-faults-" });
     const box = await FaultBox.create(dir);
+    // Each step injects a fault into the same agents: no cool-down may skip them, and a hang
+    // must run to its time-out rather than be cut off by the quorum (both: council tests).
     const gateway = await spawnGateway(dir, {
       fanOutPolicy: "always",
       councilSize: 3,
+      quorum: { minAnswers: 0 },
+      health: { failures: 0 },
       defaultAgents: [
         box.agent("steady", {
           reply: "steady: 42",
