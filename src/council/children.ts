@@ -89,6 +89,8 @@ class QuorumWait {
   #finished: ChildReply[] = [];
   #running: Set<number>;
   #timer: TimerId | undefined;
+  /** The rest were cut off: the wait is over. */
+  #over = false;
 
   constructor(
     turn: TurnContext,
@@ -108,7 +110,8 @@ class QuorumWait {
   finished(index: number, reply: ChildReply): void {
     this.#running.delete(index);
     this.#finished.push(reply);
-    if (this.#quorum === 0 || this.#running.size === 0 || this.#turn.signal.aborted) return;
+    if (this.#over || this.#quorum === 0 || this.#running.size === 0) return;
+    if (this.#turn.signal.aborted) return;
     const decided = this.#rule.decided?.(this.#finished, this.#children.length);
     if (decided) {
       this.#turn.progress(`${decided} — not waiting for ${this.#waitingOn()}`, "info");
@@ -139,6 +142,7 @@ class QuorumWait {
 
   #cutRest(why: string): void {
     this.stop();
+    this.#over = true;
     for (const i of this.#running) this.#controls[i].cut({ kind: "quorum", why });
   }
 }

@@ -10,6 +10,7 @@ import { createCouncil, type TurnRecord } from "../../src/council/turn.ts";
 import {
   byAgent,
   fakeAgents,
+  type FakeReply,
   type FakeScript,
   gate,
   READ_TOOL,
@@ -179,6 +180,37 @@ Deno.test("quorum: action turn — a majority of identical valid proposals ends 
   assert.equal(fake.calls.filter((c) => c.role === "synth").length, 0, "synthesis skipped");
   assert.match(log.progress.at(-1)!, / · gemini cut off after 1\.2s$/);
   assert.equal(records[0].calls.find((c) => c.label === "gemini")?.cutOff, "quorum");
+});
+
+Deno.test("quorum: action turn — a majority of five cuts both stragglers, announced once", async () => {
+  // claude and codex run two children each (claude, codex, gemini, claude#2, codex#2): the
+  // first of each proposes, the second hangs.
+  const seen = new Map<string, number>();
+  const firstProposesThenHang = (call: { agent: { name: string } }): FakeReply => {
+    const n = (seen.get(call.agent.name) ?? 0) + 1;
+    seen.set(call.agent.name, n);
+    return n === 1 ? { text: read("/a") } : { hang: true };
+  };
+  const { runTurn, records } = council(
+    { councilSize: 5, quorum: { minAnswers: 5, graceMs: 60_000 } },
+    byAgent({
+      "claude:child": firstProposesThenHang,
+      "codex:child": firstProposesThenHang,
+      "gemini:child": { text: read("/a") },
+    }),
+  );
+  const log = await within(
+    new TurnWatcher(runTurn(testRequest({ tools: [READ_TOOL] }), new AbortController().signal))
+      .finished,
+    "the turn, ended by the majority",
+    5000,
+  );
+  assert.deepEqual(log.outcome, { kind: "tool", name: "Read", input: { file_path: "/a" } });
+  assert.equal(log.progress.filter((l) => l.startsWith("majority: 3 of 5")).length, 1);
+  assert.deepEqual(
+    records[0].calls.filter((c) => c.cutOff === "quorum").map((c) => c.label).sort(),
+    ["claude#2", "codex#2"],
+  );
 });
 
 Deno.test("quorum: action turn — without a majority the grace applies, then the synthesizer picks", async () => {
