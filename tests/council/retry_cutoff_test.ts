@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { createAgentRunner } from "../../src/agents/run.ts";
 import { createCouncil, type TurnRecord } from "../../src/council/turn.ts";
+import { isGone } from "../agents/support.ts";
 import { fakeAgent, type FakeKnobs } from "../fixtures/fakes.ts";
 import { collect, testConfig, testRequest } from "./helpers.ts";
 import { within } from "../wait.ts";
@@ -20,15 +21,6 @@ const runAgent = createAgentRunner({
 
 /** A CLI stuck retrying: a retry notice every 20 ms, forever. */
 const STUCK: FakeKnobs = { modes: ["retry-loop"], retryDelayMs: 20 };
-
-function pidAlive(pid: number): boolean {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return false;
-  }
-}
 
 function councilOf(knobs: Record<"claude" | "codex" | "gemini", FakeKnobs>) {
   const pids: number[] = [];
@@ -72,7 +64,7 @@ Deno.test("retry cut-off: each real CLI format stuck retrying is cut off after 2
   }
   assert.deepEqual(records[0].calls.map((c) => c.cutOff), ["retries", "retries", "retries"]);
   assert.equal(pids.length, 3);
-  assert.deepEqual(pids.filter(pidAlive), [], "no child outlives the turn");
+  assert.deepEqual(pids.filter((pid) => !isGone(pid)), [], "no child outlives the turn");
 });
 
 Deno.test("retry cut-off: the stuck child is cut off; the others answer and are synthesized", async () => {
