@@ -19,6 +19,7 @@ import { choiceOf } from "./choice.ts";
 import type { RunPlan } from "./plan.ts";
 import { fitFor } from "./compose.ts";
 import { actionPrompt, type NumberedProposal, selectionPrompt } from "./prompts.ts";
+import { EarlySynthesizer } from "./early_synth.ts";
 import { synthesizerOrder } from "./synthesizers.ts";
 import type { TurnContext } from "./turn_context.ts";
 import type { Outcome } from "./types.ts";
@@ -29,6 +30,7 @@ export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   // The host runs the chosen tool itself: children only need to look (unless configured).
   const access = turn.env.config.childAccess;
   const checker = new ToolChecker(request.tools);
+  EarlySynthesizer.start(turn, plan, access);
   const replies = await runChildren(
     turn,
     children,
@@ -125,7 +127,9 @@ async function select(
     proposal: g.first.proposal,
     votes: g.votes,
   }));
-  for (const agent of synthesizerOrder(turn, replies)) {
+  const synthesizers = synthesizerOrder(turn, replies);
+  const early = turn.earlySynth?.claim(synthesizers[0]);
+  for (const [k, agent] of synthesizers.entries()) {
     turn.progress(`${agent.name} chooses among ${groups.length} proposals`, "info");
     const fit = fitFor(request, agent);
     const prompt = selectionPrompt(request, request.tools, proposals, childCount, fit);
@@ -133,6 +137,7 @@ async function select(
       role: "synth",
       label: `${agent.name} (synth)`,
       access: turn.env.config.childAccess,
+      prepared: k === 0 ? early : undefined,
     });
     if (turn.signal.aborted) return turn.cancelled();
     if (!result.ok) continue;

@@ -11,6 +11,7 @@ import type { ChildPlan, RunPlan } from "./plan.ts";
 import { oneLine } from "../text.ts";
 import { fitFor } from "./compose.ts";
 import { answerPrompt, synthesisPrompt } from "./prompts.ts";
+import { EarlySynthesizer } from "./early_synth.ts";
 import { NO_SYNTHESIZER, synthesizerOrder } from "./synthesizers.ts";
 import type { TurnContext } from "./turn_context.ts";
 import type { Outcome } from "./types.ts";
@@ -43,6 +44,7 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   const workspaces = await ChildWorkspaces.prepare(turn, plan.children.length, turn.env.isolator);
   try {
     if (turn.signal.aborted) return turn.cancelled();
+    EarlySynthesizer.start(turn, plan, workspaces.synthAccess);
     const replies = await runChildren(
       turn,
       plan.children,
@@ -84,6 +86,7 @@ async function synthesize(
   })));
   const withChanges = shown.some((c) => c.diff);
   const synthesizers = synthesizerOrder(turn, replies);
+  const early = turn.earlySynth?.claim(synthesizers[0]);
   const failures: Failure[] = [];
   for (const [k, agent] of synthesizers.entries()) {
     turn.progress(`${agent.name} synthesizes ${candidates.length} anonymised candidates`, "info");
@@ -101,6 +104,7 @@ async function synthesize(
       access: workspaces.synthAccess,
       writesAnswer: true,
       textFilter: reader,
+      prepared: k === 0 ? early : undefined,
     });
     if (result.ok && (result.text.trim() || turn.answer.segment.trim())) {
       turn.answer.complete(reader ? reader.strip(result.text) : result.text);

@@ -9,6 +9,8 @@ import type {
   AgentResult,
   AgentRole,
   ChildAccess,
+  PreparedRun,
+  RunOptions,
 } from "../agents/types.ts";
 import { CallControl, type CutOff } from "./call_control.ts";
 import type { CallVerdict } from "./health.ts";
@@ -35,6 +37,8 @@ export interface CallOptions {
   access?: ChildAccess;
   /** Lets the caller cut the call off (quorum); default: a switch of the call's own. */
   control?: CallControl;
+  /** A run of this agent started ahead, to hand the prompt to instead of starting one. */
+  prepared?: Promise<PreparedRun>;
 }
 
 /**
@@ -70,30 +74,33 @@ export async function callAgent(
     startedAt: turn.env.clock.now(),
   });
   let retries = 0;
+  const runOptions: RunOptions = {
+    role: options.role,
+    cwd: options.cwd ?? turn.request.cwd,
+    access: options.access,
+    model: options.model,
+    signal: control.signal,
+    turnId: turn.request.id,
+    hostCredentials: config.passApiKeys ? turn.request.hostCredentials : undefined,
+    // Children and the synthesizer see the images; the judge decides from the text alone.
+    attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
+    onEvent: (event) => {
+      watch.event(event);
+      // The narrator closes the call below, once the council knows whether it cut it off.
+      if (event.type === "finished") return;
+      tracker.onEvent(event);
+      if (options.writesAnswer) toAnswer(turn, agent, options, event);
+      if (event.type === "retry" && ++retries > config.maxUpstreamRetries) {
+        const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
+        control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
+      }
+    },
+  };
   let result: AgentResult;
   try {
-    result = await runAgent(agent, prompt, {
-      role: options.role,
-      cwd: options.cwd ?? turn.request.cwd,
-      access: options.access,
-      model: options.model,
-      signal: control.signal,
-      turnId: turn.request.id,
-      hostCredentials: config.passApiKeys ? turn.request.hostCredentials : undefined,
-      // Children and the synthesizer see the images; the judge decides from the text alone.
-      attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
-      onEvent: (event) => {
-        watch.event(event);
-        // The narrator closes the call below, once the council knows whether it cut it off.
-        if (event.type === "finished") return;
-        tracker.onEvent(event);
-        if (options.writesAnswer) toAnswer(turn, agent, options, event);
-        if (event.type === "retry" && ++retries > config.maxUpstreamRetries) {
-          const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
-          control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
-        }
-      },
-    });
+    result = options.prepared
+      ? await (await options.prepared).run(prompt, runOptions)
+      : await runAgent(agent, prompt, runOptions);
   } catch (err) {
     result = thrownResult(agent, options, err);
   } finally {

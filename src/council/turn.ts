@@ -5,7 +5,7 @@
 import { getLogger } from "@logtape/logtape";
 import { type Clock, systemClock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import type { RunAgent } from "../agents/types.ts";
+import type { AgentRunner, RunAgent } from "../agents/types.ts";
 import type { Isolator } from "../workspace/isolation.ts";
 import { actionTurn } from "./action_turn.ts";
 import { answerTurn } from "./answer_turn.ts";
@@ -31,7 +31,8 @@ const logger = getLogger(["council-gateway", "council"]);
 
 export interface CouncilDeps {
   config: Readonly<Config>;
-  runAgent: RunAgent;
+  /** With `prepare` (an `AgentRunner`), the synthesizer is started as the children start. */
+  runAgent: RunAgent | AgentRunner;
   clock?: Clock;
   /** Random numbers in [0, 1) for shuffling candidates; injectable for deterministic tests. */
   random?: () => number;
@@ -66,6 +67,7 @@ export function createCouncil(deps: CouncilDeps): Council {
   const env: TurnEnv = {
     config: deps.config,
     runAgent: deps.runAgent,
+    runner: "prepare" in deps.runAgent ? deps.runAgent : undefined,
     clock,
     random: deps.random ?? Math.random,
     sessions: deps.sessions ?? new SessionStore(deps.config.sessionCapacity),
@@ -185,6 +187,8 @@ async function runSteps(turn: TurnContext): Promise<void> {
     else outcome = await answerTurn(turn, plan);
   } finally {
     turn.narrator.stop();
+    // Unused (synthesis skipped, or the turn cancelled or failed): no process is left behind.
+    await turn.earlySynth?.discard();
   }
   finishTurn(turn, outcome);
 }

@@ -5,7 +5,7 @@
 import { getLogger, type Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import type { RunAgent } from "../agents/types.ts";
+import type { AgentRunner, RunAgent } from "../agents/types.ts";
 import type { Isolator } from "../workspace/isolation.ts";
 import { AnswerWriter } from "./answer.ts";
 import { TurnMeter } from "./cost.ts";
@@ -14,6 +14,7 @@ import { type LineLevel, Narrator, recapLine } from "./progress.ts";
 import { oneLine } from "../text.ts";
 import type { TurnJournal, TurnStart } from "./journal.ts";
 import type { AgentHealth } from "./health.ts";
+import type { EarlySynthesizer } from "./early_synth.ts";
 import type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
 import type { SessionStore, Ticket } from "./session.ts";
 import type { TurnObserver } from "./observer.ts";
@@ -23,6 +24,8 @@ import type { Outcome, TurnEvent, TurnRequest } from "./types.ts";
 export interface TurnEnv {
   config: Readonly<Config>;
   runAgent: RunAgent;
+  /** The runner again when it can start an agent's child before its prompt. */
+  runner?: Pick<AgentRunner, "prepare">;
   clock: Clock;
   random: () => number;
   sessions: SessionStore;
@@ -64,6 +67,8 @@ export class TurnContext {
   #journalAlarmed = false;
   /** `gemini cut off after 9.1s`, for the recap. */
   readonly cutOffs: string[] = [];
+  /** The synthesizer started as the children start, on fanned-out turns. */
+  earlySynth: EarlySynthesizer | undefined;
 
   constructor(
     env: TurnEnv,
