@@ -37,13 +37,17 @@ interface Wanted {
   options: PrepareOptions;
 }
 
-/** What makes two runs' children interchangeable: agent, role, model, cwd and credentials. */
-export function poolKey(agent: AgentConfig, options: RunOptions): string {
+/** What a pooled child is started with (what shapes its argv, cwd and environment). */
+type PoolOptions = Pick<RunOptions, "role" | "cwd" | "access" | "model" | "hostCredentials">;
+
+/** What makes two runs' children interchangeable: agent, role, model, cwd, access, credentials. */
+export function poolKey(agent: AgentConfig, options: PoolOptions): string {
   return JSON.stringify([
     agent.name,
     options.role,
     options.model ?? agent.model,
     options.cwd ?? "",
+    options.access ?? "",
     Object.entries(options.hostCredentials ?? {}).sort(),
   ]);
 }
@@ -127,18 +131,29 @@ export function createWarmPool(
     }
   };
 
-  const pooled = async (agent: AgentConfig, prompt: AgentPrompt, options: RunOptions) => {
-    const key = poolKey(agent, options);
-    const { role, cwd, model, hostCredentials } = options;
-    // A directory used once (a turn's own copy of the workspace) would only leave a child
-    // waiting where no turn comes back: a key is kept warm once it has come back.
+  /**
+   * Books a run of `key`. A directory used once (a turn's own copy of the workspace) would only
+   * leave a child waiting where no turn comes back: a key is kept warm once it has come back.
+   */
+  const note = (key: string, agent: AgentConfig, options: PoolOptions) => {
+    const { role, cwd, access, model, hostCredentials } = options;
     if (wanted.has(key) || seenOnce.has(key)) {
       seenOnce.delete(key);
-      wanted.set(key, { agent, options: { role, cwd, model, hostCredentials } });
+      wanted.set(key, { agent, options: { role, cwd, access, model, hostCredentials } });
     } else {
       seenOnce.add(key);
       if (seenOnce.size > SEEN_ONCE_LIMIT) seenOnce.delete(seenOnce.values().next().value!);
     }
+  };
+
+  /** A run over: refilled once the turn's runs are over (a CLI starting takes CPU a turn needs). */
+  const over = () => {
+    if (--inFlight === 0) refill();
+  };
+
+  const pooled = async (agent: AgentConfig, prompt: AgentPrompt, options: RunOptions) => {
+    const key = poolKey(agent, options);
+    note(key, agent, options);
     inFlight++;
     try {
       const prepared = await take(key);
@@ -146,19 +161,46 @@ export function createWarmPool(
       const { signal, onEvent, turnId } = options;
       return await prepared.run(prompt, { signal, onEvent, turnId });
     } finally {
-      // Refilled once the turn's runs are over: a CLI starting takes CPU a turn needs.
-      if (--inFlight === 0) refill();
+      over();
     }
+  };
+
+  const poolable = (agent: AgentConfig, options: RunOptions | PrepareOptions) =>
+    settings.size > 0 && !stopped && !isHttpRunner(agent.runner) &&
+    !("signal" in options && options.signal?.aborted) &&
+    // A turn's attachments shape its children (argv, files): those start with their turn.
+    !options.attachments?.length;
+
+  /**
+   * A child prepared ahead of its prompt (the council's early synthesizer): a ready one from the
+   * pool when there is one (in flight until it is run or discarded), else a fresh one.
+   */
+  const prepare = async (agent: AgentConfig, options: PrepareOptions): Promise<PreparedRun> => {
+    if (!poolable(agent, options)) return await runner.prepare(agent, options);
+    const key = poolKey(agent, options);
+    note(key, agent, options);
+    const taken = await take(key);
+    if (!taken) return await runner.prepare(agent, options);
+    inFlight++;
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      over();
+    };
+    return {
+      agent: taken.agent,
+      pid: taken.pid,
+      ...(taken.alive ? { alive: () => taken.alive!() } : {}),
+      run: (prompt, runOptions) => taken.run(prompt, runOptions).finally(settle),
+      discard: () => taken.discard().finally(settle),
+    };
   };
 
   const run = Object.assign(
     (agent: AgentConfig, prompt: AgentPrompt, options: RunOptions) =>
-      settings.size > 0 && !stopped && !isHttpRunner(agent.runner) && !options.signal?.aborted &&
-        // A turn's attachments shape its children (argv, files): those start with their turn.
-        !options.attachments?.length
-        ? pooled(agent, prompt, options)
-        : runner(agent, prompt, options),
-    { prepare: runner.prepare },
+      poolable(agent, options) ? pooled(agent, prompt, options) : runner(agent, prompt, options),
+    { prepare },
   );
 
   return {

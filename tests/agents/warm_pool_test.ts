@@ -133,6 +133,26 @@ Deno.test("warm pool: children are kept per agent, role, model and cwd", async (
   await pool.shutdown();
 });
 
+Deno.test("warm pool: a child prepared ahead (the early synthesizer) is a ready one when there is one", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  const synth: RunOptions = { role: "synth", access: "read-only" };
+  await firstRun(pool, claude, synth);
+  await pool.runner(claude, "second", synth);
+  assert.equal(pool.ready, 1);
+  const early = await pool.runner.prepare(claude, { role: "synth", access: "read-only" });
+  assert.equal(pool.ready, 0, "the ready child was taken");
+  assert.equal((await early.run("candidates")).text, "warm: candidates");
+  assert.equal(pool.ready, 1, "refilled once it has run");
+  // Another access is another key: a fresh child, not the pooled one.
+  const other = await pool.runner.prepare(claude, { role: "synth", access: "workspace-write" });
+  assert.equal(pool.ready, 1);
+  assert.equal(fake.prepared.at(-1)?.options.access, "workspace-write");
+  await other.discard();
+  assert.notEqual(poolKey(claude, synth), poolKey(claude, { ...synth, access: "workspace-write" }));
+  await pool.shutdown();
+});
+
 Deno.test("warm pool: no child is started to wait in a directory that is gone", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());

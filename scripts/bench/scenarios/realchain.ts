@@ -233,12 +233,15 @@ async function measure(
   const problems: string[] = [];
   const warmUp = runs(context, 1, 0);
   const count = runs(context, Number(Deno.env.get("REALCHAIN_RUNS")) || 10, 1);
-  // A warm pool keeps a key warm from its second run on: without warm-up turns (quick), one
-  // unmeasured turn first, so that the first measured turn refills and the second is warm.
+  // A warm pool keeps a key warm from its second run on, and a key includes the children's
+  // access (an action turn's read-only children are not an answer turn's): without warm-up
+  // turns (quick), two unmeasured action turns first, so that the measured action turn is warm.
   for (const variant of variants) {
     if (warmUp > 0 || !variant.settleMs) continue;
-    await sendTurn(variant.origin!, "answer", -1);
-    await new Promise((resolve) => setTimeout(resolve, variant.settleMs));
+    for (let i = 0; i < 2; i++) {
+      await sendTurn(variant.origin!, "action", -1);
+      await new Promise((resolve) => setTimeout(resolve, variant.settleMs));
+    }
   }
   for (let run = -warmUp; run < count; run++) {
     for (const kind of KINDS) {
