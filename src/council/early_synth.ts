@@ -10,6 +10,8 @@ import { turnAttachments } from "./attachments.ts";
 import type { RunPlan } from "./plan.ts";
 import type { TurnContext } from "./turn_context.ts";
 
+const WAITING_CLIS: ReadonlySet<string> = new Set(["claude", "codex", "gemini"]);
+
 export class EarlySynthesizer {
   readonly agent: string;
   #run: Promise<PreparedRun>;
@@ -30,7 +32,9 @@ export class EarlySynthesizer {
     const { runner, config, health } = turn.env;
     if (!runner || plan.kind !== "fanout" || turn.earlySynth) return;
     const agent = config.defaultAgents.find((a) => !health.coolingDown(a.name));
-    if (!agent) return;
+    // Measured to wait for a late prompt (claude and gemini once primed); a `command` may act
+    // before it reads its prompt, or never read it, so it starts with its prompt.
+    if (!agent || !WAITING_CLIS.has(agent.runner)) return;
     const run = runner.prepare(agent, {
       role: "synth",
       cwd: turn.request.cwd,

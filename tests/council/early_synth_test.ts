@@ -173,3 +173,24 @@ Deno.test("early synthesizer: primed to wait for a late prompt, with the synthes
   assert.equal(options.cwd, cwd);
   assert.ok(isGone(prepared[0].pid!));
 });
+
+Deno.test("early synthesizer: a `command` agent (it may act before reading a prompt) starts with its prompt", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "early-synth-" });
+  const log = `${dir}/fakes.log`;
+  const agents = [
+    fakeAgent("command", { log, reply: "command draft", rules: [SYNTHESIS] }, { name: "cmd" }),
+    fakeAgent("codex", { log, reply: "codex draft" }, { name: "codex" }),
+  ];
+  const { runAgent, steps } = recordingRunner();
+  const { runTurn } = createCouncil({
+    config: { ...testConfig(), defaultAgents: agents, councilSize: 2 },
+    runAgent,
+  });
+  const reply = await within(collect(runTurn(testRequest(), new AbortController().signal)), "turn");
+  assert.equal(
+    reply.outcome.kind === "answer" && reply.outcome.text.trim(),
+    "The synthesized answer.",
+  );
+  assert.ok(!steps.some((s) => s.startsWith("prepare")), steps.join("\n"));
+  assert.ok(steps.includes("run cmd synth"));
+});
