@@ -66,127 +66,156 @@ function discard(entry: Entry): Promise<void> {
   return entry.prepared.then((p) => p.discard(), () => {});
 }
 
-/** Wraps `runner` with a warm pool (`settings.size` 0: the runner itself, nothing kept). */
-export function createWarmPool(
-  runner: AgentRunner,
-  settings: WarmPoolSettings,
-  clock: Clock = systemClock,
-): WarmPool {
-  const ready = new Map<string, Entry[]>();
-  const wanted = new Map<string, Wanted>();
+/** The ready children, the keys worth keeping warm, and the runs in flight. */
+class Pool implements WarmPool {
+  readonly #runner: AgentRunner;
+  readonly #settings: WarmPoolSettings;
+  readonly #clock: Clock;
+  readonly #ready = new Map<string, Entry[]>();
+  readonly #wanted = new Map<string, Wanted>();
   /** Keys run once so far (bounded): a key is refilled from its second run on. */
-  const seenOnce = new Set<string>();
-  let total = 0;
-  let inFlight = 0;
-  let stopped = false;
+  readonly #seenOnce = new Set<string>();
+  #total = 0;
+  #inFlight = 0;
+  #stopped = false;
+  readonly runner: AgentRunner;
 
-  const remove = (entry: Entry): boolean => {
-    const list = ready.get(entry.key) ?? [];
+  constructor(runner: AgentRunner, settings: WarmPoolSettings, clock: Clock) {
+    this.#runner = runner;
+    this.#settings = settings;
+    this.#clock = clock;
+    this.runner = Object.assign(
+      (agent: AgentConfig, prompt: AgentPrompt, options: RunOptions) =>
+        this.#poolable(agent, options)
+          ? this.#pooled(agent, prompt, options)
+          : runner(agent, prompt, options),
+      { prepare: (agent: AgentConfig, options: PrepareOptions) => this.#prepare(agent, options) },
+    );
+  }
+
+  get ready(): number {
+    return this.#total;
+  }
+
+  async shutdown(): Promise<void> {
+    this.#stopped = true;
+    const entries = [...this.#ready.values()].flat();
+    for (const entry of entries) this.#remove(entry);
+    this.#wanted.clear();
+    await Promise.all(entries.map(discard));
+  }
+
+  #remove(entry: Entry): boolean {
+    const list = this.#ready.get(entry.key) ?? [];
     const at = list.indexOf(entry);
     if (at === -1) return false;
     list.splice(at, 1);
-    if (list.length === 0) ready.delete(entry.key);
-    total--;
-    clock.clearTimeout(entry.timer);
+    if (list.length === 0) this.#ready.delete(entry.key);
+    this.#total--;
+    this.#clock.clearTimeout(entry.timer);
     return true;
-  };
+  }
 
-  const add = (key: string, { agent, options }: Wanted) => {
+  #add(key: string, { agent, options }: Wanted): void {
     const entry: Entry = {
       key,
-      prepared: runner.prepare(agent, { ...options, holdStdin: true }),
-      timer: clock.setTimeout(() => {
+      prepared: this.#runner.prepare(agent, { ...options, holdStdin: true }),
+      timer: this.#clock.setTimeout(() => {
         // Unused for idleMs: end it, and stop refilling this key until it is used again.
-        if (remove(entry)) discard(entry);
-        if (!ready.has(key)) wanted.delete(key);
-      }, settings.idleMs),
+        if (this.#remove(entry)) discard(entry);
+        if (!this.#ready.has(key)) this.#wanted.delete(key);
+      }, this.#settings.idleMs),
     };
-    ready.set(key, [...(ready.get(key) ?? []), entry]);
-    total++;
-  };
+    this.#ready.set(key, [...(this.#ready.get(key) ?? []), entry]);
+    this.#total++;
+  }
 
-  const refill = () => {
-    if (stopped) return;
-    for (const [key, want] of wanted) {
+  #refill(): void {
+    if (this.#stopped) return;
+    const { size, maxProcesses } = this.#settings;
+    for (const [key, want] of this.#wanted) {
       // A directory that is gone (a turn's scratch copy, say) gets no child to wait in it.
       if (want.options.cwd && !isDirectory(want.options.cwd)) {
-        wanted.delete(key);
+        this.#wanted.delete(key);
         continue;
       }
-      while ((ready.get(key)?.length ?? 0) < settings.size && total < settings.maxProcesses) {
-        add(key, want);
+      while ((this.#ready.get(key)?.length ?? 0) < size && this.#total < maxProcesses) {
+        this.#add(key, want);
       }
     }
-  };
+  }
 
   /** A ready child for `key` that is still alive, or undefined. */
-  const take = async (key: string): Promise<PreparedRun | undefined> => {
+  async #take(key: string): Promise<PreparedRun | undefined> {
     for (;;) {
-      const entry = ready.get(key)?.[0];
+      const entry = this.#ready.get(key)?.[0];
       if (!entry) return undefined;
-      remove(entry);
+      this.#remove(entry);
       const prepared = await entry.prepared;
       if (prepared.alive?.() !== false) return prepared;
       await prepared.discard();
     }
-  };
+  }
 
   /**
    * Books a run of `key`. A directory used once (a turn's own copy of the workspace) would only
    * leave a child waiting where no turn comes back: a key is kept warm once it has come back.
    */
-  const note = (key: string, agent: AgentConfig, options: PoolOptions) => {
+  #note(key: string, agent: AgentConfig, options: PoolOptions): void {
     const { role, cwd, access, model, hostCredentials } = options;
-    if (wanted.has(key) || seenOnce.has(key)) {
-      seenOnce.delete(key);
-      wanted.set(key, { agent, options: { role, cwd, access, model, hostCredentials } });
+    if (this.#wanted.has(key) || this.#seenOnce.has(key)) {
+      this.#seenOnce.delete(key);
+      this.#wanted.set(key, { agent, options: { role, cwd, access, model, hostCredentials } });
     } else {
-      seenOnce.add(key);
-      if (seenOnce.size > SEEN_ONCE_LIMIT) seenOnce.delete(seenOnce.values().next().value!);
+      this.#seenOnce.add(key);
+      if (this.#seenOnce.size > SEEN_ONCE_LIMIT) {
+        this.#seenOnce.delete(this.#seenOnce.values().next().value!);
+      }
     }
-  };
+  }
 
   /** A run over: refilled once the turn's runs are over (a CLI starting takes CPU a turn needs). */
-  const over = () => {
-    if (--inFlight === 0) refill();
-  };
+  #over(): void {
+    if (--this.#inFlight === 0) this.#refill();
+  }
 
-  const pooled = async (agent: AgentConfig, prompt: AgentPrompt, options: RunOptions) => {
+  async #pooled(agent: AgentConfig, prompt: AgentPrompt, options: RunOptions) {
     const key = poolKey(agent, options);
-    note(key, agent, options);
-    inFlight++;
+    this.#note(key, agent, options);
+    this.#inFlight++;
     try {
-      const prepared = await take(key);
-      if (!prepared) return await runner(agent, prompt, options);
+      const prepared = await this.#take(key);
+      if (!prepared) return await this.#runner(agent, prompt, options);
       const { signal, onEvent, turnId } = options;
       return await prepared.run(prompt, { signal, onEvent, turnId });
     } finally {
-      over();
+      this.#over();
     }
-  };
+  }
 
-  const poolable = (agent: AgentConfig, options: RunOptions | PrepareOptions) =>
-    settings.size > 0 && !stopped && !isHttpRunner(agent.runner) &&
-    !("signal" in options && options.signal?.aborted) &&
-    // A turn's attachments shape its children (argv, files): those start with their turn.
-    !options.attachments?.length;
+  #poolable(agent: AgentConfig, options: RunOptions | PrepareOptions): boolean {
+    return this.#settings.size > 0 && !this.#stopped && !isHttpRunner(agent.runner) &&
+      !("signal" in options && options.signal?.aborted) &&
+      // A turn's attachments shape its children (argv, files): those start with their turn.
+      !options.attachments?.length;
+  }
 
   /**
    * A child prepared ahead of its prompt (the council's early synthesizer): a ready one from the
    * pool when there is one (in flight until it is run or discarded), else a fresh one.
    */
-  const prepare = async (agent: AgentConfig, options: PrepareOptions): Promise<PreparedRun> => {
-    if (!poolable(agent, options)) return await runner.prepare(agent, options);
+  async #prepare(agent: AgentConfig, options: PrepareOptions): Promise<PreparedRun> {
+    if (!this.#poolable(agent, options)) return await this.#runner.prepare(agent, options);
     const key = poolKey(agent, options);
-    note(key, agent, options);
-    const taken = await take(key);
-    if (!taken) return await runner.prepare(agent, options);
-    inFlight++;
+    this.#note(key, agent, options);
+    const taken = await this.#take(key);
+    if (!taken) return await this.#runner.prepare(agent, options);
+    this.#inFlight++;
     let settled = false;
     const settle = () => {
       if (settled) return;
       settled = true;
-      over();
+      this.#over();
     };
     return {
       agent: taken.agent,
@@ -195,25 +224,14 @@ export function createWarmPool(
       run: (prompt, runOptions) => taken.run(prompt, runOptions).finally(settle),
       discard: () => taken.discard().finally(settle),
     };
-  };
+  }
+}
 
-  const run = Object.assign(
-    (agent: AgentConfig, prompt: AgentPrompt, options: RunOptions) =>
-      poolable(agent, options) ? pooled(agent, prompt, options) : runner(agent, prompt, options),
-    { prepare },
-  );
-
-  return {
-    runner: run,
-    get ready() {
-      return total;
-    },
-    async shutdown() {
-      stopped = true;
-      const entries = [...ready.values()].flat();
-      for (const entry of entries) remove(entry);
-      wanted.clear();
-      await Promise.all(entries.map(discard));
-    },
-  };
+/** Wraps `runner` with a warm pool (`settings.size` 0: the runner itself, nothing kept). */
+export function createWarmPool(
+  runner: AgentRunner,
+  settings: WarmPoolSettings,
+  clock: Clock = systemClock,
+): WarmPool {
+  return new Pool(runner, settings, clock);
 }
