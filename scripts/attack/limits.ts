@@ -55,8 +55,14 @@ const turnFlood: Attack = {
       let peak = 0;
       let sampling = true;
       const sampler = (async () => {
+        // `ps` reads the process table one entry at a time, so one snapshot can hold a child
+        // that was exiting and one started just after. Counted are the children present in two
+        // consecutive snapshots: their lifetimes overlap pairwise, so all were alive at once.
+        let previous = new Set<number>();
         while (sampling) {
-          peak = Math.max(peak, (await processesMatching(fake)).length);
+          const now = await processesMatching(fake);
+          peak = Math.max(peak, now.filter((pid) => previous.has(pid)).length);
+          previous = new Set(now);
           await sleep(50);
         }
       })();
