@@ -8,11 +8,11 @@ import type { AgentConfig } from "../config.ts";
 import type { ChildAccess, PreparedRun } from "../agents/types.ts";
 import { turnAttachments } from "./attachments.ts";
 import type { RunPlan } from "./plan.ts";
-import type { TurnContext } from "./turn_context.ts";
+import type { StartedSynthesizer, TurnContext } from "./turn_context.ts";
 
 const WAITING_CLIS: ReadonlySet<string> = new Set(["claude", "codex", "gemini"]);
 
-export class EarlySynthesizer {
+export class EarlySynthesizer implements StartedSynthesizer {
   readonly agent: string;
   #run: Promise<PreparedRun>;
   #claimed = false;

@@ -4,8 +4,8 @@
  */
 import { getLogger, type Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
-import type { Config } from "../config.ts";
-import type { AgentRunner, RunAgent } from "../agents/types.ts";
+import type { AgentConfig, Config } from "../config.ts";
+import type { AgentRunner, PreparedRun, RunAgent } from "../agents/types.ts";
 import type { Isolator } from "../workspace/isolation.ts";
 import { AnswerWriter } from "./answer.ts";
 import { TurnMeter } from "./cost.ts";
@@ -14,7 +14,6 @@ import { type LineLevel, Narrator, recapLine } from "./progress.ts";
 import { oneLine } from "../text.ts";
 import type { TurnJournal, TurnStart } from "./journal.ts";
 import type { AgentHealth } from "./health.ts";
-import type { EarlySynthesizer } from "./early_synth.ts";
 import type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
 import type { SessionStore, Ticket } from "./session.ts";
 import type { TurnObserver } from "./observer.ts";
@@ -39,6 +38,14 @@ export interface TurnEnv {
 }
 
 const logger = getLogger(["council-gateway", "council"]);
+
+/** A synthesizer started ahead of its prompt (early_synth.ts): claimed by the step that needs it. */
+export interface StartedSynthesizer {
+  /** Its prepared run when `agent` is the one started, else undefined (and it is ended). */
+  claim(agent: AgentConfig | undefined): Promise<PreparedRun> | undefined;
+  /** Ends it unused; settles once it is gone. */
+  discard(): Promise<void>;
+}
 
 export class TurnContext {
   readonly env: TurnEnv;
@@ -68,7 +75,7 @@ export class TurnContext {
   /** `gemini cut off after 9.1s`, for the recap. */
   readonly cutOffs: string[] = [];
   /** The synthesizer started as the children start, on fanned-out turns. */
-  earlySynth: EarlySynthesizer | undefined;
+  earlySynth: StartedSynthesizer | undefined;
 
   constructor(
     env: TurnEnv,
