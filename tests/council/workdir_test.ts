@@ -114,3 +114,29 @@ Deno.test("cwd: workspaceRoots restricts children to directories under them", ()
   assert.equal(outside.path, undefined);
   assert.match(outside.note ?? "", /outside workspaceRoots/);
 });
+
+Deno.test("cwd: a refused directory's note reaches progress, and children run in a temp dir", async () => {
+  const { createCouncil } = await import("../../src/council/turn.ts");
+  const { newTurnRequest } = await import("../../src/council/request.ts");
+  const { FakeClock } = await import("../../src/clock.ts");
+  const { collect, fakeAgents, testConfig } = await import("./helpers.ts");
+  const fake = fakeAgents(() => ({ text: "done" }));
+  const { runTurn } = createCouncil({
+    config: testConfig({ fanOutPolicy: "never" }),
+    runAgent: fake.runAgent,
+    clock: new FakeClock(),
+  });
+  const request = await newTurnRequest({
+    model: "claude-opus-4-8",
+    system: envBlock("/etc"),
+    transcript: [user("list the files")],
+    tools: [],
+    continuation: false,
+  });
+  const log = await collect(runTurn(request, new AbortController().signal));
+  assert.ok(
+    log.progress.some((line) => /working directory \/etc is a system directory/.test(line)),
+    log.progress.join("\n"),
+  );
+  assert.ok(fake.calls.length > 0 && fake.calls.every((call) => call.options.cwd === undefined));
+});
