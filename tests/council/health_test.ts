@@ -7,32 +7,21 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../../src/clock.ts";
 import type { ConfigFile } from "../../src/config.ts";
 import { AgentHealth } from "../../src/council/health.ts";
-import { createCouncil, type TurnRecord } from "../../src/council/turn.ts";
 import {
   byAgent,
   collect,
-  fakeAgents,
   type FakeReply,
   type FakeScript,
   gate,
   READ_TOOL,
-  testConfig,
+  recordingCouncil,
   testRequest,
   TurnWatcher,
 } from "./helpers.ts";
 import { within } from "../wait.ts";
 
 function council(file: ConfigFile, script: FakeScript) {
-  const fake = fakeAgents(script);
-  const clock = new FakeClock();
-  const records: TurnRecord[] = [];
-  const c = createCouncil({
-    config: testConfig({ heartbeatMs: 1e9, telemetryMs: 1e9, ...file }),
-    runAgent: fake.runAgent,
-    clock,
-    random: () => 0,
-    onTurnEnd: (record) => records.push(record),
-  });
+  const c = recordingCouncil(file, script);
   // Bounded: a call nothing ends (a hanging fake) fails the test instead of hanging it.
   const turn = (options: Parameters<typeof testRequest>[0] = {}) =>
     within(
@@ -40,7 +29,7 @@ function council(file: ConfigFile, script: FakeScript) {
       "the turn",
       5000,
     );
-  return { ...c, fake, clock, records, turn };
+  return { ...c, turn };
 }
 
 const HEALTH = { health: { failures: 2, cooldownMs: 60_000 } };

@@ -3,6 +3,8 @@
  * scripted fake `RunAgent`, and a collector for a turn's events.
  */
 import type { AgentConfig, Config, ConfigFile } from "../../src/config.ts";
+import { FakeClock } from "../../src/clock.ts";
+import { createCouncil, type TurnRecord } from "../../src/council/turn.ts";
 import { configOf } from "../test_config.ts";
 import { promptText } from "../../src/agents/prompt_text.ts";
 import type {
@@ -344,4 +346,22 @@ export function gate(): { promise: Promise<void>; open: () => void } {
   let open = () => {};
   const promise = new Promise<void>((resolve) => (open = resolve));
   return { promise, open };
+}
+
+/**
+ * A council over scripted fake agents on a fake clock, with heartbeat and telemetry out of the
+ * way, keeping every finished turn's record.
+ */
+export function recordingCouncil(file: ConfigFile, script: FakeScript) {
+  const fake = fakeAgents(script);
+  const clock = new FakeClock();
+  const records: TurnRecord[] = [];
+  const council = createCouncil({
+    config: testConfig({ heartbeatMs: 1e9, telemetryMs: 1e9, ...file }),
+    runAgent: fake.runAgent,
+    clock,
+    random: () => 0,
+    onTurnEnd: (record) => records.push(record),
+  });
+  return { ...council, fake, clock, records };
 }

@@ -4,17 +4,12 @@
  * majority of identical valid proposals ends the wait at once.
  */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/clock.ts";
-import type { ConfigFile } from "../../src/config.ts";
-import { createCouncil, type TurnRecord } from "../../src/council/turn.ts";
 import {
   byAgent,
-  fakeAgents,
   type FakeReply,
-  type FakeScript,
   gate,
   READ_TOOL,
-  testConfig,
+  recordingCouncil,
   testRequest,
   TurnWatcher,
 } from "./helpers.ts";
@@ -25,19 +20,7 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await Promise.resolve();
 }
 
-function council(file: ConfigFile, script: FakeScript) {
-  const fake = fakeAgents(script);
-  const clock = new FakeClock();
-  const records: TurnRecord[] = [];
-  const c = createCouncil({
-    config: testConfig({ heartbeatMs: 1e9, telemetryMs: 1e9, ...file }),
-    runAgent: fake.runAgent,
-    clock,
-    random: () => 0,
-    onTurnEnd: (record) => records.push(record),
-  });
-  return { ...c, fake, clock, records };
-}
+const council = recordingCouncil;
 
 const read = (path: string) =>
   JSON.stringify({ kind: "tool", name: "Read", input: { file_path: path } });

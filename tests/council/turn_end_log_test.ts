@@ -3,27 +3,11 @@
  * host an answer (a notice), but its line must say `cancelled`, not `answer`.
  */
 import assert from "node:assert/strict";
-import { configureSync, type LogRecord, resetSync } from "@logtape/logtape";
+import type { LogRecord } from "@logtape/logtape";
+import { withLogs } from "../logs.ts";
 import { FakeClock } from "../../src/clock.ts";
 import { createCouncil } from "../../src/council/turn.ts";
 import { collect, fakeAgents, testConfig, testRequest, TurnWatcher } from "./helpers.ts";
-
-async function withLogs(body: (records: LogRecord[]) => Promise<void>): Promise<void> {
-  const records: LogRecord[] = [];
-  configureSync({
-    reset: true,
-    sinks: { capture: (record) => records.push(record) },
-    loggers: [
-      { category: ["council-gateway"], lowestLevel: "info", sinks: ["capture"] },
-      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: [] },
-    ],
-  });
-  try {
-    await body(records);
-  } finally {
-    resetSync();
-  }
-}
 
 const doneLines = (records: LogRecord[]) =>
   records.map((r) => r.message.map(String).join("")).filter((m) => m.startsWith("turn done:"));

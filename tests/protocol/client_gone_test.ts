@@ -1,29 +1,11 @@
 import assert from "node:assert/strict";
-import { configureSync, type LogRecord, resetSync } from "@logtape/logtape";
+import { withLogs } from "../logs.ts";
 import { deps, ScriptedTurn, testApp } from "./helpers.ts";
 
 const ROUTES = [
   { path: "/v1/messages", body: { model: "m", messages: [{ role: "user", content: "x" }] } },
   { path: "/v1/responses", body: { model: "m", input: "x" } },
 ];
-
-/** Runs `body` with every gateway log record captured. */
-async function withLogs(body: (records: LogRecord[]) => Promise<void>): Promise<void> {
-  const records: LogRecord[] = [];
-  configureSync({
-    reset: true,
-    sinks: { capture: (record) => records.push(record) },
-    loggers: [
-      { category: ["council-gateway"], lowestLevel: "debug", sinks: ["capture"] },
-      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: [] },
-    ],
-  });
-  try {
-    await body(records);
-  } finally {
-    resetSync();
-  }
-}
 
 function jsonRequest(path: string, body: unknown, signal?: AbortSignal): Request {
   return new Request(`http://gateway${path}`, {

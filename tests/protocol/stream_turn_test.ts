@@ -3,7 +3,8 @@
  * aborted the request (a shutdown cancelling in-flight turns), which is not a disconnect.
  */
 import assert from "node:assert/strict";
-import { configureSync, getLogger, type LogRecord, resetSync } from "@logtape/logtape";
+import { getLogger } from "@logtape/logtape";
+import { withLogs } from "../logs.ts";
 import { streamTurn, type TurnRenderer } from "../../src/protocol/stream_turn.ts";
 import type { TurnEvent, TurnRequest } from "../../src/council/types.ts";
 import { eventually } from "../wait.ts";
@@ -31,16 +32,8 @@ function silentTurn(_: TurnRequest, signal: AbortSignal): AsyncIterable<TurnEven
 }
 
 async function abortLine(reason: unknown): Promise<string[]> {
-  const records: LogRecord[] = [];
-  configureSync({
-    reset: true,
-    sinks: { capture: (record) => records.push(record) },
-    loggers: [
-      { category: ["stream-turn-test"], lowestLevel: "info", sinks: ["capture"] },
-      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: [] },
-    ],
-  });
-  try {
+  let found: string[] = [];
+  await withLogs(async (records) => {
     const request = new AbortController();
     const response = streamTurn({
       runTurn: silentTurn,
@@ -56,10 +49,9 @@ async function abortLine(reason: unknown): Promise<string[]> {
     while (!(await reader.read()).done) { /* drain */ }
     const lines = () => records.map((r) => r.message.map(String).join(""));
     // The stream closes first; the turn's loop then sees the abort and says why.
-    return await eventually(() => lines().length > 0 && lines(), "the abort's log line");
-  } finally {
-    resetSync();
-  }
+    found = await eventually(() => lines().length > 0 && lines(), "the abort's log line");
+  }, { category: ["stream-turn-test"], lowestLevel: "info" });
+  return found;
 }
 
 Deno.test("stream turn: a shutdown's abort is logged as such, a client's as a disconnect", async () => {
