@@ -142,6 +142,7 @@ function gatewayEnv(): Record<string, string> {
 export async function startGateway(
   context: BenchContext,
   config: Record<string, unknown>,
+  options: { olderGateway?: boolean } = {},
 ): Promise<ServerProcess> {
   const id = ++serial;
   const configPath = join(context.tempDir, `gateway-${id}.yaml`);
@@ -153,9 +154,9 @@ export async function startGateway(
       port: 0,
       logLevel: "info",
       maxTurns: 1_000_000,
-      // The bench measures the gateway's own work, so no global limit queues its turns.
-      maxConcurrentTurns: 1000,
-      maxConnections: 1000,
+      // The bench measures the gateway's own work, so no global limit queues its turns (a gateway
+      // older than these settings refuses them as unknown keys).
+      ...(options.olderGateway ? {} : { maxConcurrentTurns: 1000, maxConnections: 1000 }),
       ...config,
     }),
   );

@@ -209,7 +209,7 @@ async function startVariants(
       councilSize: clis.length,
       defaultAgents: clis.map((cli) => chainAgent(cli, options)),
       ...root.config,
-    });
+    }, { olderGateway: root.label === "compared" });
     const label = root.label === "compared" ? `compared (${root.repoRoot})` : root.label;
     variants.push({ ...root, label, stampsPath, origin: gateway.origin, stop: gateway.stop });
   }
