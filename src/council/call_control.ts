@@ -9,6 +9,11 @@ export interface CutOff {
   /** `quorum`: enough answers were in; `retries`: the child kept retrying a failing upstream. */
   kind: "quorum" | "retries";
   why: string;
+  /**
+   * Cut at the quorum without a grace because the agent's last call had failed: its silence is
+   * taken as the same failure going on.
+   */
+  suspect?: boolean;
 }
 
 /** A call's own stop switch: the turn's abort ends it, and the council may cut it off. */

@@ -167,8 +167,9 @@ function cutOffResult(result: AgentResult, cutOff: CutOff): AgentResult {
 /** What a call tells about its agent's health. */
 function verdictOf(result: AgentResult, cutOff: CutOff | undefined, retries: number): CallVerdict {
   if (result.ok) return { kind: "ok" };
-  // A straggler cut off while it was retrying its upstream was failing too.
-  if (cutOff?.kind === "quorum" && retries === 0) return { kind: "neutral" };
+  // A straggler cut off while it was retrying its upstream, or while still silent after a failed
+  // call, was failing too.
+  if (cutOff?.kind === "quorum" && retries === 0 && !cutOff.suspect) return { kind: "neutral" };
   if (!cutOff && result.aborted) return { kind: "neutral" };
   return { kind: "failed", reason: result.error ?? "failed" };
 }

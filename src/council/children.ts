@@ -1,6 +1,7 @@
 /**
  * A turn's children, run in parallel until the quorum rule ends the wait: once enough of them
- * have usable results, the rest get a grace period and are then cut off.
+ * have usable results, the rest get a grace period (none if their last call failed) and are then
+ * cut off.
  */
 import type { TimerId } from "../clock.ts";
 import type { AgentPrompt, AgentResult, ChildAccess } from "../agents/types.ts";
@@ -120,15 +121,38 @@ class QuorumWait {
     if (this.#timer !== undefined) return;
     const usable = this.#finished.filter((r) => this.#rule.usable(r)).length;
     if (usable < this.#quorum) return;
+    const answersIn = `quorum: ${usable} of ${this.#children.length} answers in`;
+    this.#cutSuspects(answersIn);
+    if (this.#graced().length === 0) return;
     const { graceMs } = this.#turn.env.config.quorum;
     const grace = tenthSeconds(graceMs);
+    const graced = this.#graced().map((i) => this.#children[i].label);
     this.#turn.progress(
-      `quorum: ${usable} of ${this.#children.length} answers in — ${this.#waitingOn()} ` +
-        `${this.#running.size === 1 ? "gets" : "get"} ${grace} more`,
+      `${answersIn} — ${graced.join(", ")} ${graced.length === 1 ? "gets" : "get"} ${grace} more`,
       "info",
     );
     const why = `quorum of ${this.#quorum} answers reached, ${grace} grace over`;
     this.#timer = this.#turn.env.clock.setTimeout(() => this.#cutRest(why), graceMs);
+  }
+
+  /**
+   * Stragglers whose agent's last call failed get no grace: a CLI retrying a failing upstream
+   * may say nothing for seconds, and after a failure its silence most likely means more of it.
+   */
+  #cutSuspects(answersIn: string): void {
+    const suspects = [...this.#running].filter((i) =>
+      this.#turn.env.health.statusOf(this.#children[i].agent.name).failuresInRow > 0
+    );
+    if (suspects.length === 0) return;
+    const labels = suspects.map((i) => this.#children[i].label).join(", ");
+    this.#turn.progress(`${answersIn} — not waiting for ${labels}: last call failed`, "info");
+    const why = `quorum of ${this.#quorum} answers reached; its last call had failed`;
+    for (const i of suspects) this.#controls[i].cut({ kind: "quorum", why, suspect: true });
+  }
+
+  /** Running children not already cut off. */
+  #graced(): number[] {
+    return [...this.#running].filter((i) => !this.#controls[i].cutOff);
   }
 
   stop(): void {

@@ -231,3 +231,72 @@ Deno.test("quorum: a cancelled turn is not reported as a cut-off", async () => {
   assert.ok(!log.progress.some((l) => l.includes("cut off")));
   assert.equal(clock.pending, 0);
 });
+
+Deno.test("quorum: a straggler whose agent's last call failed is cut at the quorum, without grace", async () => {
+  let geminiCalls = 0;
+  const { runTurn, fake, clock, records, agentHealth } = council(
+    { quorum: { minAnswers: 2, graceMs: 3000 }, health: { failures: 2, cooldownMs: 60_000 } },
+    byAgent({
+      "claude:child": { text: "ALPHA answer" },
+      "codex:child": { text: "BRAVO answer" },
+      // Fails at once, then goes silent the way a CLI retrying a failing upstream does.
+      "gemini:child": () =>
+        ++geminiCalls === 1
+          ? { ok: false, error: "gemini: exit 1: 503" }
+          : { hang: true, durationMs: 1700 },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  await within(
+    new TurnWatcher(runTurn(testRequest(), new AbortController().signal)).finished,
+    "the first turn",
+  );
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  // No clock advance: the quorum alone ends gemini's call.
+  const log = await within(watcher.finished, "the second turn", 5000);
+  assert.ok(
+    log.progress.includes("quorum: 2 of 3 answers in — not waiting for gemini: last call failed"),
+    log.progress.join("\n"),
+  );
+  assert.ok(!log.progress.some((l) => l.includes("more")), "no grace is offered");
+  assert.ok(log.progress.includes(
+    "gemini cut off after 1.7s — quorum of 2 answers reached; its last call had failed",
+  ));
+  assert.equal(fake.calls.filter((c) => c.role === "synth").length, 2);
+  assert.equal(records[1].calls.find((c) => c.label === "gemini")?.cutOff, "quorum");
+  assert.equal(clock.pending, 0);
+  // Counted as a second failure in a row: gemini now cools down and is skipped.
+  assert.equal(agentHealth().find((s) => s.agent === "gemini")?.state, "cooling-down");
+});
+
+Deno.test("quorum: a healthy straggler still gets the grace when a failing one is cut at once", async () => {
+  let turnNo = 0;
+  const late = gate();
+  const { runTurn } = council(
+    { quorum: { minAnswers: 1, graceMs: 3000 } },
+    byAgent({
+      "claude:child": () => (++turnNo, { text: "ALPHA answer" }),
+      "codex:child": () => turnNo === 1 ? { text: "BRAVO" } : { text: "BRAVO", gate: late.promise },
+      "gemini:child": () =>
+        turnNo === 1 ? { ok: false, error: "gemini: exit 1: 503" } : { hang: true },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  await within(
+    new TurnWatcher(runTurn(testRequest(), new AbortController().signal)).finished,
+    "the first turn",
+  );
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  await watcher.progressMatching(/^quorum: 1 of 3 answers in — codex gets 3\.0s more$/);
+  assert.ok(
+    watcher.progress.includes(
+      "quorum: 1 of 3 answers in — not waiting for gemini: last call failed",
+    ),
+    watcher.progress.join("\n"),
+  );
+  late.open();
+  const log = await within(watcher.finished, "the second turn");
+  assert.ok(log.progress.some((l) => l.startsWith("codex: done")), log.progress.join("\n"));
+  assert.ok(!log.progress.some((l) => l.startsWith("codex cut off")));
+  assert.ok(log.progress.some((l) => l.startsWith("gemini cut off after")));
+});
