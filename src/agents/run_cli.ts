@@ -137,6 +137,7 @@ async function attend(
   signal?.addEventListener("abort", onAbort, { once: true });
   // Only now: a consumer may abort from within it.
   recorder.emit({ type: "started", agent: id.agent, model: id.model, pid: child.pid });
+  let finalSeen = false;
   child.read((piece) => {
     let parsed: ParsedLine[];
     try {
@@ -146,6 +147,13 @@ async function attend(
       parsed = [{ type: "invalid", line: piece }];
     }
     recorder.absorb(parsed);
+    if (!finalSeen && parsed.some((item) => item.type === "final" && !item.error)) {
+      // Its answer is in; what a CLI does after it (flushing telemetry, tearing down) is nothing
+      // the turn needs, so its group is ended now instead of waited for. A CLI reporting an
+      // error is left to exit on its own: its exit code says more.
+      finalSeen = true;
+      child.end();
+    }
   });
   stderr.onLine = (line) => {
     const retries = adapter.parseStderr?.(line).filter((item) => item.type === "retry");
@@ -155,7 +163,11 @@ async function attend(
   await child.exited;
   settings.clock.clearTimeout(timer);
   signal?.removeEventListener("abort", onAbort);
-  const exit = { ...await child.ended, timedOut, aborted };
+  const ended = await child.ended;
+  // Ended after its answer: the exit status is our signal's, the final line is the verdict.
+  const exit = finalSeen && !timedOut && !aborted
+    ? { ...ended, exitCode: 0, signal: null, timedOut, aborted }
+    : { ...ended, timedOut, aborted };
   const reason = failureReason(exit, recorder.output, adapter.stdout === "jsonl", agent.timeoutMs);
   return recorder.finish(exit, reason);
 }

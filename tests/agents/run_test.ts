@@ -354,3 +354,35 @@ Deno.test("run: the scrubbed environment follows the gateway's origins once they
   assert.equal(after.GOOGLE_GEMINI_BASE_URL, HOST_ENV.GOOGLE_GEMINI_BASE_URL);
   assert.equal(after.KEEP_ME, "kept");
 });
+
+Deno.test("run: a CLI lingering after its answer is ended at once; its answer stands", async () => {
+  for (const cli of ["claude", "codex", "gemini"] as const) {
+    await using dir = await tempDir();
+    const log = `${dir.path}/log`;
+    const agent = fakeAgent(cli, {
+      modes: ["linger"],
+      lingerMs: 30_000,
+      reply: `answer from ${cli}`,
+      log,
+    });
+    const started = performance.now();
+    const result = await testRunner()(agent, "hi", { role: "child" });
+    assert.ok(result.ok, result.error);
+    assert.equal(result.text, `answer from ${cli}`);
+    assert.equal(result.exitCode, 0);
+    assert.ok(performance.now() - started < 15_000, "not held for the CLI's 30 s linger");
+    const [{ pid }] = await readFakeLog(log);
+    assert.throws(() => Deno.kill(Number(pid), "SIGCONT"), "the lingering CLI is gone");
+  }
+});
+
+Deno.test("run: a CLI reporting an error result is left to exit on its own (its exit code tells)", async () => {
+  const agent = fakeAgent("claude", {
+    modes: ["error", "linger"],
+    errorText: "API Error: 529 overloaded",
+    lingerMs: 300,
+  });
+  const result = await testRunner()(agent, "hi", { role: "child" });
+  assert.equal(result.error, "fake-claude: exit code 1: API Error: 529 overloaded");
+  assert.ok(result.durationMs >= 300, "waited for the CLI's own exit");
+});

@@ -10,6 +10,9 @@ export REALCHAIN_PID=$$
 export ANTHROPIC_CUSTOM_HEADERS="${ANTHROPIC_CUSTOM_HEADERS:+$ANTHROPIC_CUSTOM_HEADERS
 }x-realchain-pid: $$"
 export GEMINI_CLI_CUSTOM_HEADERS="${GEMINI_CLI_CUSTOM_HEADERS:+$GEMINI_CLI_CUSTOM_HEADERS, }x-realchain-pid: $$"
+# The gateway ends a CLI's process group once the CLI has answered: a no-op trap keeps this shell
+# alive through that SIGTERM (the CLI, exec'd with default handlers, still gets it) to stamp the exit.
+trap ':' TERM
 printf '%s %s start %s\n' "$REALCHAIN_TAG" "$$" "$EPOCHREALTIME" >>"$REALCHAIN_STAMPS"
 "$REALCHAIN_EXEC" "$@"
 status=$?

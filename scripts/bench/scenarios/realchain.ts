@@ -137,6 +137,9 @@ async function settledTimeline(
   }
 }
 
+/** A CLI's exit after its answer: its own 0, or 143 when the gateway ended it then (SIGTERM). */
+const ANSWERED_EXITS = new Set([0, 143]);
+
 /** Why a turn's processes show the chain was not driven end to end, or undefined. */
 export function chainProblem(
   timeline: TurnTimeline,
@@ -146,7 +149,9 @@ export function chainProblem(
     const child = timeline.processes.find((p) => p.label === vendor);
     if (!child) return `${vendor}: no child process was started`;
     if (child.requests === 0) return `${vendor}: its CLI never reached the stub upstream`;
-    if (child.exitStatus !== 0) return `${vendor}: its CLI exited with status ${child.exitStatus}`;
+    if (!ANSWERED_EXITS.has(child.exitStatus!)) {
+      return `${vendor}: its CLI exited with status ${child.exitStatus}`;
+    }
   }
   const synth = timeline.processes.find((p) => p.label === "synth");
   if (!synth) return "no synthesizer ran";
