@@ -143,8 +143,12 @@ export const geminiAdapter: Adapter = {
   },
   // Gemini otherwise starts a second Node process of itself, only to raise its heap limit to
   // half the machine's memory; that relaunch is most of its start-up, and a headless child does
-  // not need the larger heap (an agent's `env: {GEMINI_CLI_NO_RELAUNCH: ""}` restores it).
-  env: () => ({ GEMINI_CLI_NO_RELAUNCH: "true" }),
+  // not need the larger heap (an agent's `env: {GEMINI_CLI_NO_RELAUNCH: ""}` restores it). Most of
+  // the rest is compiling its bundle, which Node 22+ can cache between runs.
+  env: ({ nodeCompileCache }) => ({
+    GEMINI_CLI_NO_RELAUNCH: "true",
+    ...(nodeCompileCache ? { NODE_COMPILE_CACHE: nodeCompileCache } : {}),
+  }),
   // Gemini gives up on a stdin still silent shortly after its start-up; once a byte came, it waits.
   stdinPrimer: "\n",
   createParser: createGeminiParser,

@@ -3,6 +3,7 @@
  * its kind (a CLI child, run_cli.ts, or an HTTP call, run_http.ts) and run; every failure,
  * a bug included, becomes a failed `AgentResult`.
  */
+import { nodeCompileCacheDir } from "./compile_cache.ts";
 import { getLogger } from "@logtape/logtape";
 import { type Clock, systemClock } from "../clock.ts";
 import { type AgentConfig, isHttpRunner } from "../config.ts";
@@ -89,6 +90,7 @@ function settingsOf(options: AgentRunnerOptions): CliSettings & HttpSettings {
     maxTextChars: options.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS,
     maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
     isRoot: options.isRoot ?? runningAsRoot(),
+    nodeCompileCache: nodeCompileCacheDir(options.baseEnv ?? gatewayEnv()),
     passApiKeys: options.passApiKeys,
     withheld,
     scrubbedEnv() {

@@ -35,6 +35,8 @@ export interface CliSettings extends RecorderSettings {
   killGraceMs: number;
   maxLineBytes: number;
   isRoot: boolean;
+  /** Where Node-based CLIs keep compiled code between runs (see compile_cache.ts). */
+  nodeCompileCache?: string;
   passApiKeys: boolean;
   /** Values no child may see (the gateway's token). */
   withheld: string[];
@@ -191,7 +193,10 @@ async function childSetup(
   const env = childEnvFrom(settings.scrubbedEnv(), {
     passApiKeys: settings.passApiKeys,
     withheld: settings.withheld,
-    adapterEnv: adapter.env?.({ isRoot: settings.isRoot }),
+    adapterEnv: adapter.env?.({
+      isRoot: settings.isRoot,
+      nodeCompileCache: settings.nodeCompileCache,
+    }),
     hostCredentials: options.hostCredentials,
     agentEnv: agent.env,
   });

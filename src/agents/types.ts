@@ -235,6 +235,8 @@ export interface ParserContext {
 export interface EnvContext {
   /** The gateway runs as root (claude then needs IS_SANDBOX=1 to skip permissions). */
   isRoot: boolean;
+  /** Where a Node-based CLI may keep its compiled code between runs (unset: leave it alone). */
+  nodeCompileCache?: string;
 }
 
 /** A CLI adapter: a pair of pure functions. */

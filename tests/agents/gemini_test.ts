@@ -149,3 +149,10 @@ Deno.test("gemini env: no self-relaunch (its start-up switch); an agent's env ca
   });
   assert.equal(env.GEMINI_CLI_NO_RELAUNCH, "");
 });
+
+Deno.test("gemini env: its compiled bundle is cached between runs where the gateway gives a dir", () => {
+  assert.deepEqual(geminiAdapter.env?.({ isRoot: false, nodeCompileCache: "/c/ncc" }), {
+    GEMINI_CLI_NO_RELAUNCH: "true",
+    NODE_COMPILE_CACHE: "/c/ncc",
+  });
+});

@@ -386,3 +386,17 @@ Deno.test("run: a CLI reporting an error result is left to exit on its own (its 
   assert.equal(result.error, "fake-claude: exit code 1: API Error: 529 overloaded");
   assert.ok(result.durationMs >= 300, "waited for the CLI's own exit");
 });
+
+Deno.test("run: a gemini child gets a compile cache under the gateway user's cache dir", async () => {
+  const runner = testRunner({ baseEnv: cleanBaseEnv({ HOME: "/home/someone" }) });
+  const result = await runner(fakeAgent("gemini", { modes: ["dump-env"] }), "hi", {
+    role: "child",
+  });
+  assert.equal(result.ok, true, result.error);
+  const env = JSON.parse(result.text);
+  assert.equal(env.NODE_COMPILE_CACHE, "/home/someone/.cache/council-gateway/node-compile-cache");
+  const claude = await runner(fakeAgent("claude", { modes: ["dump-env"] }), "hi", {
+    role: "child",
+  });
+  assert.equal(JSON.parse(claude.text).NODE_COMPILE_CACHE, undefined, "claude is no Node program");
+});

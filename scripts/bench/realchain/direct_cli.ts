@@ -4,6 +4,7 @@
  * pause, timed against the stub upstream's records; plus what an idle started CLI costs in
  * memory and CPU (its whole process group, from /proc).
  */
+import { join } from "node:path";
 import { ADAPTERS } from "../../../src/agents/adapters.ts";
 import { MODELS, pointingArgs, pointingEnv } from "./clis.ts";
 import { type ChainStub, epochNow, type Vendor } from "./stub.ts";
@@ -14,6 +15,12 @@ export interface Switch {
   env?: Record<string, string>;
   args?: string[];
 }
+
+/** The compile cache the bench's Node CLIs share, as the gateway's children share theirs. */
+export const BENCH_COMPILE_CACHE = join(
+  Deno.env.get("TMPDIR") ?? "/tmp",
+  "council-bench-node-compile-cache",
+);
 
 /** The invocation the gateway's adapter builds, with `extraArgs` among the agent's own args. */
 export function adapterInvocation(
@@ -34,7 +41,10 @@ export function adapterInvocation(
   const isRoot = Deno.uid() === 0;
   return {
     args: adapter.argv(agent, { role: "child", model: MODELS[vendor] }),
-    env: { ...adapter.env?.({ isRoot }), ...pointingEnv(vendor, stubOrigin, home) },
+    env: {
+      ...adapter.env?.({ isRoot, nodeCompileCache: BENCH_COMPILE_CACHE }),
+      ...pointingEnv(vendor, stubOrigin, home),
+    },
   };
 }
 

@@ -18,6 +18,7 @@ import { findClis, prepareHome } from "../realchain/clis.ts";
 import {
   adapterInvocation,
   bareInvocation,
+  BENCH_COMPILE_CACHE,
   type DirectRun,
   runDirect,
   type Switch,
@@ -52,6 +53,10 @@ export const SWITCHES: Readonly<Record<Vendor, Switch[]>> = {
   ],
   gemini: [
     { label: "GEMINI_CLI_NO_RELAUNCH=true", env: { GEMINI_CLI_NO_RELAUNCH: "true" } },
+    {
+      label: "NODE_COMPILE_CACHE=<dir> (Node 22+)",
+      env: { NODE_COMPILE_CACHE: BENCH_COMPILE_CACHE },
+    },
   ],
 };
 
