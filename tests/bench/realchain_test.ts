@@ -109,6 +109,27 @@ Deno.test("turnTimeline: a warm pool's processes count from the turn's start; id
   assert.equal(Math.round(timeline.closeMs), 50);
 });
 
+Deno.test("turnTimeline: the synthesizer is the process that asked to synthesize, when one did", () => {
+  const stamps = parseStamps([
+    "claude 1 start 10.000", // the child
+    "gemini 2 start 10.000",
+    "claude 3 start 10.000", // pre-started synthesizer, passed over: exits late
+    "claude 1 exit 10.500 1",
+    "gemini 2 exit 10.600 0",
+    "gemini 4 start 10.610", // the stand-in synthesizer
+    "gemini 4 exit 11.000 0",
+    "claude 3 exit 11.100 143",
+  ].join("\n"));
+  const timeline = turnTimeline(9_990, 11_200, stamps, [
+    { ...record("claude", 10_100), pid: 1 },
+    { ...record("gemini", 10_400), pid: 2 },
+    { ...record("gemini", 10_800), pid: 4, kind: "synthesis" },
+  ]);
+  const synth = timeline.processes.find((p) => p.label === "synth");
+  assert.equal(synth?.vendor, "gemini");
+  assert.equal(Math.round(synth!.startMs), 620);
+});
+
 Deno.test("coveredMs merges overlapping intervals and clips them", () => {
   assert.equal(coveredMs([[0, 10], [5, 20], [30, 40], [35, 36]], 2, 38), 26);
   assert.equal(coveredMs([], 0, 10), 0);

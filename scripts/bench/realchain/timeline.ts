@@ -133,8 +133,17 @@ function placeProcesses(
   }).sort((a, b) => a.stamp.start - b.stamp.start);
 }
 
-/** The synthesizer: the process whose first request came after every other one had exited. */
+/**
+ * The synthesizer: the process that asked the model to synthesize or select (the stub tells the
+ * prompts apart). Without such a request: the process whose first request came after every other
+ * one had exited. Asking first matters when a vendor fails: a pre-started synthesizer that was
+ * passed over can exit after its stand-in has asked.
+ */
 function synthesizerOf(placed: readonly Placed[]): Placed | undefined {
+  const asked = placed.find((p) =>
+    p.owned.some((r) => r.kind === "synthesis" || r.kind === "selection")
+  );
+  if (asked) return asked;
   const firsts = placed.filter((p) => p.owned.length > 0);
   const last = firsts.sort((a, b) => a.owned[0].arrivedAt - b.owned[0].arrivedAt).at(-1);
   if (!last || placed.length < 2) return undefined;
