@@ -103,44 +103,93 @@ interface Attended {
   stderr: { onLine?: (line: string) => void };
 }
 
+/** A run's result, and the child's end still under way when the run returned early. */
+interface Attendance {
+  result: AgentResult;
+  windingDown?: Promise<unknown>;
+}
+
 /** Gives a spawned child its prompt and reads it to the end, within the agent's time-out. */
 async function attend(
-  { settings, agent, id, cwd, child, delivery, stderr }: Attended,
+  attended: Attended,
   prompt: AgentPrompt,
   options: PreparedRunOptions,
-): Promise<AgentResult> {
-  const log = settings.logFor(options.turnId);
+): Promise<Attendance> {
+  const { settings, agent, id, child, delivery } = attended;
   const adapter = ADAPTERS[agent.runner as CliRunner];
   const text = promptText(prompt);
   const recorder = new RunRecorder({
     ...settings,
     id,
     promptChars: text.length,
-    log,
+    log: settings.logFor(options.turnId),
     ...options,
   });
-  const { signal } = options;
-  if (signal?.aborted) {
+  if (options.signal?.aborted) {
     await child.end();
     await child.ended;
-    return recorder.fail("aborted before start", true);
+    return { result: recorder.fail("aborted before start", true) };
   }
+  const watch = watchChild(attended, recorder, options);
+  // Only now: a consumer may abort from within it.
+  recorder.emit({ type: "started", agent: id.agent, model: id.model, pid: child.pid });
+  child.deliver(stdinFor(adapter, agent, prompt, delivery));
+  const { timedOut, aborted, finalSeen, early } = await watch.over;
+  if (early) {
+    // Cut off or cancelled: nothing more it says counts, so the run ends while its group does.
+    const end = { exitCode: null, signal: null, stderrTail: [], droppedLines: 0 };
+    return {
+      result: recorder.finish({ ...end, timedOut, aborted }, "aborted"),
+      windingDown: child.ended,
+    };
+  }
+  const ended = await child.ended;
+  // Ended after its answer: the exit status is our signal's, the final line is the verdict.
+  const exit = finalSeen && !timedOut && !aborted
+    ? { ...ended, exitCode: 0, signal: null, timedOut, aborted }
+    : { ...ended, timedOut, aborted };
+  const reason = failureReason(exit, recorder.output, adapter.stdout === "jsonl", agent.timeoutMs);
+  return { result: recorder.finish(exit, reason) };
+}
+
+/** How a watched child's run came to its end. */
+interface RunOver {
+  timedOut: boolean;
+  aborted: boolean;
+  /** Its answer (a final result without error) came, and its group was ended then. */
+  finalSeen: boolean;
+  /** Aborted with a wind-down taker: the run returns before the child has exited. */
+  early: boolean;
+}
+
+/**
+ * Reads a child's output into the recorder and ends its group on the time-out, on an abort and
+ * once its answer is in; `over` settles when the child has exited, or at once on an abort when
+ * the caller takes the wind-down. After that, nothing the child prints is recorded.
+ */
+function watchChild(
+  { settings, agent, id, cwd, child, stderr }: Attended,
+  recorder: RunRecorder,
+  options: PreparedRunOptions,
+): { over: Promise<RunOver> } {
+  const adapter = ADAPTERS[agent.runner as CliRunner];
+  const log = settings.logFor(options.turnId);
   const parse = adapter.createParser({ cwd });
-  let timedOut = false;
-  let aborted = false;
+  const state: RunOver = { timedOut: false, aborted: false, finalSeen: false, early: false };
+  let closed = false;
+  let cutShort: (() => void) | undefined;
   const timer = settings.clock.setTimeout(() => {
-    timedOut = true;
+    state.timedOut = true;
     child.end();
   }, agent.timeoutMs);
   const onAbort = () => {
-    aborted = true;
+    state.aborted = true;
     child.end();
+    if (options.onWindDown) cutShort?.();
   };
-  signal?.addEventListener("abort", onAbort, { once: true });
-  // Only now: a consumer may abort from within it.
-  recorder.emit({ type: "started", agent: id.agent, model: id.model, pid: child.pid });
-  let finalSeen = false;
+  options.signal?.addEventListener("abort", onAbort, { once: true });
   child.read((piece) => {
+    if (closed) return;
     let parsed: ParsedLine[];
     try {
       parsed = parse(piece);
@@ -149,29 +198,27 @@ async function attend(
       parsed = [{ type: "invalid", line: piece }];
     }
     recorder.absorb(parsed);
-    if (!finalSeen && parsed.some((item) => item.type === "final" && !item.error)) {
+    if (!state.finalSeen && parsed.some((item) => item.type === "final" && !item.error)) {
       // Its answer is in; what a CLI does after it (flushing telemetry, tearing down) is nothing
       // the turn needs, so its group is ended now instead of waited for. A CLI reporting an
       // error is left to exit on its own: its exit code says more.
-      finalSeen = true;
+      state.finalSeen = true;
       child.end();
     }
   });
   stderr.onLine = (line) => {
+    if (closed) return;
     const retries = adapter.parseStderr?.(line).filter((item) => item.type === "retry");
     if (retries?.length) recorder.absorb(retries);
   };
-  child.deliver(stdinFor(adapter, agent, prompt, delivery));
-  await child.exited;
-  settings.clock.clearTimeout(timer);
-  signal?.removeEventListener("abort", onAbort);
-  const ended = await child.ended;
-  // Ended after its answer: the exit status is our signal's, the final line is the verdict.
-  const exit = finalSeen && !timedOut && !aborted
-    ? { ...ended, exitCode: 0, signal: null, timedOut, aborted }
-    : { ...ended, timedOut, aborted };
-  const reason = failureReason(exit, recorder.output, adapter.stdout === "jsonl", agent.timeoutMs);
-  return recorder.finish(exit, reason);
+  const early = new Promise<void>((resolve) => (cutShort = resolve));
+  const over = Promise.race([child.exited, early.then(() => (state.early = true))]).then(() => {
+    settings.clock.clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+    if (state.early) closed = true;
+    return state;
+  });
+  return { over };
 }
 
 /** A child's environment and what it needs besides (a throwaway home, its own provider). */
@@ -269,10 +316,15 @@ function preparedChild(attended: Attended, cleanUp: () => Promise<void>): Prepar
         return unstartableRun(settings, id, "already run or discarded").run(prompt, runOptions);
       }
       used = true;
+      let attendance: Attendance | undefined;
       try {
-        return await attend(attended, prompt, runOptions);
+        attendance = await attend(attended, prompt, runOptions);
+        return attendance.result;
       } finally {
-        await cleanUp();
+        const { windingDown } = attendance ?? {};
+        if (windingDown) {
+          runOptions.onWindDown?.(windingDown.then(cleanUp).catch(() => {}));
+        } else await cleanUp();
       }
     },
     async discard() {

@@ -86,6 +86,13 @@ export interface RunOptions {
    * child gets them in the way it can take them; one that cannot is told what it is missing.
    */
   attachments?: readonly LabelledAttachment[];
+  /**
+   * Told of a child still winding down when its run returns early: cut off or cancelled, the
+   * run's result comes as soon as its process group has been told to end, and `ended` settles
+   * once the group is over and the run's files are removed (it never rejects). Without this,
+   * such a run returns only then.
+   */
+  onWindDown?: (ended: Promise<void>) => void;
 }
 
 /** A titled part of a prompt (a CLI child reads it under an `=== title ===` line). */
@@ -147,7 +154,7 @@ export type PrepareOptions =
   };
 
 /** What belongs to the one run of a prepared child. */
-export type PreparedRunOptions = Pick<RunOptions, "signal" | "onEvent" | "turnId">;
+export type PreparedRunOptions = Pick<RunOptions, "signal" | "onEvent" | "turnId" | "onWindDown">;
 
 /**
  * A child started before its prompt: a CLI's process is already spawned (in its own process

@@ -84,6 +84,8 @@ export async function callAgent(
     hostCredentials: config.passApiKeys ? turn.request.hostCredentials : undefined,
     // Children and the synthesizer see the images; the judge decides from the text alone.
     attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
+    // A cut-off child's end need not hold the next step; the turn's end waits for it.
+    onWindDown: (ended) => turn.windingDown.push(ended),
     onEvent: (event) => {
       watch.event(event);
       // The narrator closes the call below, once the council knows whether it cut it off.

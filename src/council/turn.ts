@@ -189,6 +189,8 @@ async function runSteps(turn: TurnContext): Promise<void> {
     turn.narrator.stop();
     // Unused (synthesis skipped, or the turn cancelled or failed): no process is left behind.
     await turn.earlySynth?.discard();
+    // Nor one that was cut off: its group has been told to end; the turn ends once it has.
+    while (turn.windingDown.length > 0) await Promise.all(turn.windingDown.splice(0));
   }
   finishTurn(turn, outcome);
 }

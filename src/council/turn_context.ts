@@ -74,6 +74,8 @@ export class TurnContext {
   #journalAlarmed = false;
   /** `gemini cut off after 9.1s`, for the recap. */
   readonly cutOffs: string[] = [];
+  /** Children cut off or cancelled whose process groups are still ending (the turn waits). */
+  readonly windingDown: Promise<void>[] = [];
   /** The synthesizer started as the children start, on fanned-out turns. */
   earlySynth: StartedSynthesizer | undefined;
 

@@ -63,6 +63,37 @@ Deno.test("process: abort ends the child; a child ignoring SIGTERM gets SIGKILL"
   if (onLinux) assert.ok(isGone(events.pid!));
 });
 
+Deno.test("process: aborted with a wind-down taker, the run returns at once; the group ends after", async () => {
+  await using dirScope = await tempDir();
+  const sigtermFile = `${dirScope.path}/sigterm`;
+  const controller = new AbortController();
+  const events = new EventLog();
+  const windDowns: Promise<void>[] = [];
+  // Ignores SIGTERM: its group is over only at the SIGKILL, a long grace after the abort.
+  const agent = fakeAgent("claude", { modes: ["hang", "ignore-sigterm"], sigtermFile });
+  const result = await testRunner({ killGraceMs: 3000 })(agent, "hi", {
+    role: "child",
+    signal: controller.signal,
+    onWindDown: (ended) => windDowns.push(ended),
+    onEvent: (event) => {
+      events.onEvent(event);
+      if (event.type === "text") controller.abort();
+    },
+  });
+  assert.equal(result.error, "fake-claude: aborted");
+  assert.equal(windDowns.length, 1);
+  if (onLinux) assert.ok(!isGone(events.pid!), "returned while the child still runs");
+  const finishedEvents = events.events.filter((e) => e.type === "finished").length;
+  await windDowns[0];
+  if (onLinux) assert.ok(isGone(events.pid!), "gone once the wind-down settles");
+  assert.equal(await Deno.readTextFile(sigtermFile), "SIGTERM\n");
+  assert.equal(
+    events.events.filter((e) => e.type === "finished").length,
+    finishedEvents,
+    "nothing is reported after the run returned",
+  );
+});
+
 Deno.test("process: an already-aborted signal starts nothing", async () => {
   const events = new EventLog();
   const result = await testRunner()(fakeAgent("claude"), "hi", {

@@ -123,6 +123,8 @@ export interface FakeReply {
   retries?: UpstreamRetry[];
   /** Usage reported when the call is aborted (what a cut-off child had spent). */
   abortUsage?: Partial<AgentUsage>;
+  /** When aborted: the child's end, handed to `onWindDown` (a group still ending). */
+  windDown?: Promise<void>;
 }
 
 export interface FakeCall {
@@ -211,6 +213,7 @@ export function fakeAgents(script: FakeScript): FakeAgents {
         timedOut: reply.timedOut ?? false,
       };
       if (options.signal?.aborted) {
+        if (reply.windDown) options.onWindDown?.(reply.windDown);
         const result: AgentResult = {
           ...base,
           ok: false,

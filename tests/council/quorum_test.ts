@@ -300,3 +300,34 @@ Deno.test("quorum: a healthy straggler still gets the grace when a failing one i
   assert.ok(!log.progress.some((l) => l.startsWith("codex cut off")));
   assert.ok(log.progress.some((l) => l.startsWith("gemini cut off after")));
 });
+
+Deno.test("quorum: a cut-off child's end does not hold the synthesizer; the turn ends after it", async () => {
+  const groupOver = gate();
+  const { runTurn, fake, clock } = council(
+    { quorum: { minAnswers: 2, graceMs: 1000 } },
+    byAgent({
+      "claude:child": { text: "ALPHA answer" },
+      "codex:child": { text: "BRAVO answer" },
+      "gemini:child": { hang: true, windDown: groupOver.promise.then(() => {}) },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  let finished = false;
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  watcher.finished.then(() => (finished = true));
+  await watcher.progressMatching(/^quorum:/);
+  clock.advance(1000);
+  await within(
+    (async () => {
+      while (!fake.calls.some((c) => c.role === "synth")) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    })(),
+    "the synthesizer's start while gemini's group is still ending",
+  );
+  await settle();
+  assert.equal(finished, false, "the turn waits for the cut-off child's end");
+  groupOver.open();
+  const log = await within(watcher.finished, "the turn");
+  assert.deepEqual(log.outcome, { kind: "answer", text: "combined" });
+});
