@@ -132,8 +132,12 @@ function statusEvents(deps: StatusRoutesDeps, clock: Clock, requestSignal: Abort
         };
         push();
         const unsubscribe = deps.store.subscribe(schedule);
+        // One more frame after time stops moving: the one where a cool-down has ended.
+        let moving = false;
         const tick = clock.setInterval(() => {
-          if (deps.store.moving()) schedule();
+          const was = moving;
+          moving = deps.store.moving();
+          if (moving || was) schedule();
         }, EVENTS_TICK_MS);
         const stop = () => {
           unsubscribe();

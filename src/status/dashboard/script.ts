@@ -130,7 +130,7 @@ export const DASHBOARD_SCRIPT = String.raw`
       "result", "cost"], rows, [5, 7]));
   }
 
-  var HEALTH_MARKS = { healthy: "✓", failing: "⚠", "cooling-down": "⏸" };
+  var HEALTH_MARKS = { healthy: "✓", failing: "✗", "cooling-down": "⊘" };
   function healthState(h) { return h ? h.state : "healthy"; }
   function healthText(h) {
     if (!h || h.state === "healthy") return HEALTH_MARKS.healthy + " ok";
@@ -138,7 +138,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     var calls = n + " failed call" + (n === 1 ? "" : "s") + " in a row";
     var why = h.lastError ? ": " + h.lastError : "";
     if (h.state === "cooling-down") {
-      return HEALTH_MARKS[h.state] + " skipped until " + clock(h.coolingUntil) + " (" +
+      return HEALTH_MARKS[h.state] + " cooling down: skipped until " + clock(h.coolingUntil) + " (" +
         secs(h.coolingLeftMs) + " left) after " + calls + why;
     }
     return (HEALTH_MARKS[h.state] || "?") + " " + h.state + ": " + calls + why;
