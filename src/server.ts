@@ -195,6 +195,7 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     ...w.shared,
     observer: w.status,
   });
+  w.status.readHealthFrom(council.agentHealth);
   const deps = {
     runTurn: w.inFlight.wrap(council.runTurn),
     streamProgress: config.streamProgress,

@@ -7,6 +7,7 @@ import { fetchStatus, probeHealth, type StatusView } from "../daemon/gateway_cli
 import { logSince, runningDaemon, startDaemon, stopDaemon } from "../daemon/lifecycle.ts";
 import type { DaemonPaths } from "../daemon/paths.ts";
 import { clientOrigin } from "./connect.ts";
+import { healthLines } from "./health_text.ts";
 import { shortDuration } from "./statusline.ts";
 
 export interface DaemonContext {
@@ -120,6 +121,7 @@ export async function statusCommand(context: DaemonContext): Promise<number> {
       `  uptime:     ${shortDuration(status.uptimeMs)}`,
       `  version:    ${status.version}`,
       `  spend:      $${status.spend.usd.toFixed(4)} over ${status.spend.turns} turns`,
+      ...healthLines(status.agents),
       `  live turns: ${status.live.length}`,
       ...liveLines(status),
     );

@@ -1,6 +1,7 @@
 /**
  * `doctor`: checks the configuration, each agent's CLI (found? `--version`?) or HTTP endpoint
- * (reachable? model listed?) and the bind address, and prints them as a table.
+ * (reachable? model listed?) and the bind address, and prints them as a table, with the agents'
+ * health on a gateway already running there.
  */
 import { bindPolicyProblem } from "../auth.ts";
 import {
@@ -14,6 +15,7 @@ import { findOnPath } from "../executables.ts";
 import { urlHost } from "../origins.ts";
 import { probeHealth } from "../daemon/gateway_client.ts";
 import { clientOrigin } from "./connect.ts";
+import { gatewayHealth } from "./doctor_health.ts";
 import { ADAPTERS, HTTP_ADAPTERS } from "../agents/adapters.ts";
 import { apiKeyEnvOf, baseUrlOf } from "../agents/http.ts";
 import { probeModels } from "../agents/http_probe.ts";
@@ -88,12 +90,13 @@ export async function probeVersion(
 export async function bindOrGatewayStatus(
   host: string,
   port: number,
-): Promise<{ ok: boolean; text: string }> {
+): Promise<{ ok: boolean; text: string; gateway?: string }> {
   const bind = bindStatus(host, port);
   if (bind.ok || bind.text !== "address already in use") return bind;
-  const health = await probeHealth(clientOrigin({ host, port }));
+  const origin = clientOrigin({ host, port });
+  const health = await probeHealth(origin);
   return health.up
-    ? { ok: true, text: `in use by a running council-gateway ${health.version}` }
+    ? { ok: true, text: `in use by a running council-gateway ${health.version}`, gateway: origin }
     : bind;
 }
 
@@ -226,6 +229,20 @@ export function table(rows: string[][]): string {
   ) + "\n";
 }
 
+function agentTable(agents: readonly AgentRow[]): string {
+  return table([
+    ["AGENT", "RUNNER", "MODEL", "EXECUTABLE", "VERSION", "STATUS"],
+    ...agents.map((row) => [
+      row.name,
+      row.runner,
+      row.model,
+      row.executable ?? "-",
+      row.version,
+      row.status,
+    ]),
+  ]);
+}
+
 export interface DoctorReport {
   text: string;
   problems: string[];
@@ -284,21 +301,15 @@ export async function runDoctor(
     checks.push(["process groups", describeGroupSpawn(machineGroupSpawn()), "ok"]);
   }
 
-  const agentRows: string[][] = [["AGENT", "RUNNER", "MODEL", "EXECUTABLE", "VERSION", "STATUS"]];
-  for (const row of agents) {
-    agentRows.push([
-      row.name,
-      row.runner,
-      row.model,
-      row.executable ?? "-",
-      row.version,
-      row.status,
-    ]);
-    if (!row.ok) problems.push(`${row.name}: ${row.status}`);
-  }
-
+  problems.push(...agents.filter((row) => !row.ok).map((row) => `${row.name}: ${row.status}`));
   let text = table(checks);
-  if (agents.length) text += "\n" + table(agentRows);
+  if (agents.length) text += "\n" + agentTable(agents);
+  if (bind.gateway) {
+    const running = await gatewayHealth(bind.gateway, config.token);
+    if (running.rows.length) text += "\n" + table(running.rows);
+    if (running.note) text += `\n${running.note}\n`;
+    problems.push(...running.problems);
+  }
   text += "\n" +
     (problems.length === 0
       ? "doctor: all checks passed\n"

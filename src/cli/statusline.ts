@@ -1,9 +1,10 @@
 /**
  * The status line's text: a gateway's status document, seen from one Claude Code session, as one
- * short line (`council · claude ✓ 8s · codex … 11s · gemini ✗ · $0.04`), or why there is none.
+ * short line (`council · claude ✓ 8s · codex … 11s · gemini ✗ · $0.04`, then any agent cooling
+ * down: `· gemini cooling down 41s`), or why there is none.
  */
 import { z } from "zod";
-import type { LiveTurnView, StatusReply, StatusView } from "../daemon/gateway_client.ts";
+import type { AgentView, LiveTurnView, StatusReply, StatusView } from "../daemon/gateway_client.ts";
 
 /** What the line reads of Claude Code's stdin JSON (it sends much more). */
 export const StatusLineInputSchema = z.object({ session_id: z.string().min(1) }).partial();
@@ -59,8 +60,32 @@ function turnParts(turn: LiveTurnView): string[] {
   return calls;
 }
 
+/**
+ * The agents the council skips now, with the time left: `codex cooling down 41s`, or for several
+ * `codex cooling down 41s, gemini 12s`; undefined when none is.
+ */
+export function coolingPart(agents: readonly AgentView[] = []): string | undefined {
+  const cooling = agents.filter((agent) => agent.health?.state === "cooling-down");
+  if (cooling.length === 0) return undefined;
+  return cooling.map(({ agent, health }, i) => {
+    const left = timeLeft(health?.coolingLeftMs ?? 0);
+    return i === 0 ? `${agent} cooling down ${left}` : `${agent} ${left}`;
+  }).join(", ");
+}
+
+/** Time left, rounded up to the second: `1s` while anything is left, never `0s`. */
+export function timeLeft(ms: number): string {
+  return shortDuration(Math.ceil(Math.max(0, ms) / 1000) * 1000);
+}
+
 /** The line for one status document, seen from the session it was asked for (if any). */
 export function renderStatus(status: StatusView): string {
+  const cooling = coolingPart(status.agents);
+  const line = sessionLine(status);
+  return cooling ? `${line} · ${cooling}` : line;
+}
+
+function sessionLine(status: StatusView): string {
   const session = status.session;
   if (session?.live) {
     return ["council", ...turnParts(session.live), shortUsd(session.usd)].join(" · ");

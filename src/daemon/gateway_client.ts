@@ -47,6 +47,16 @@ const TurnSchema = z.object({
 const LiveTurnSchema = TurnSchema.extend({ elapsedMs: z.number(), usd: z.number() });
 const RecentTurnSchema = TurnSchema.extend({ wallMs: z.number(), usd: z.number() });
 
+/** An agent's health (gateways before it had none: then the field is absent). */
+const AgentHealthSchema = z.object({
+  state: z.string(),
+  failuresInRow: z.number(),
+  lastError: z.string().nullable(),
+  coolingUntil: z.string().nullable(),
+  coolingLeftMs: z.number().nullable(),
+});
+const AgentSchema = z.object({ agent: z.string(), health: AgentHealthSchema.optional() });
+
 /** The status document, as far as the commands read it. */
 export const StatusViewSchema = z.object({
   version: z.string(),
@@ -60,8 +70,11 @@ export const StatusViewSchema = z.object({
     last: RecentTurnSchema.nullable(),
   }).nullable().optional(),
   spend: z.object({ usd: z.number(), turns: z.number() }),
+  agents: z.array(AgentSchema).optional(),
 });
 export type StatusView = z.infer<typeof StatusViewSchema>;
+export type AgentView = z.infer<typeof AgentSchema>;
+export type AgentHealthView = z.infer<typeof AgentHealthSchema>;
 export type LiveTurnView = z.infer<typeof LiveTurnSchema>;
 
 export type StatusReply =

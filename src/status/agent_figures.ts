@@ -17,7 +17,7 @@ export function median(values: readonly number[]): number | null {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-interface Tally extends Omit<AgentFigures, "medianMs"> {
+interface Tally extends Omit<AgentFigures, "medianMs" | "health"> {
   durations: number[];
   /** Next slot to overwrite once the window is full. */
   next: number;
@@ -74,8 +74,8 @@ export class AgentTally {
     for (const agent of new Set(choice.chosen)) this.#of(agent).chosen++;
   }
 
-  /** Every agent seen, in the order first seen. */
-  figures(): AgentFigures[] {
+  /** Every agent seen, in the order first seen (their health is added by the store). */
+  figures(): Omit<AgentFigures, "health">[] {
     return [...this.#agents.values()].map(({ durations, next: _, ...figures }) => ({
       ...figures,
       medianMs: median(durations),

@@ -22,7 +22,7 @@ export const STATUS_PATHS = {
 
 /** The least time between two status frames on the stream. */
 export const EVENTS_MIN_GAP_MS = 500;
-/** While a turn runs, a frame at least this often (its elapsed times move). */
+/** While a turn runs or an agent cools down, a frame at least this often (times move). */
 export const EVENTS_TICK_MS = 1000;
 export const EVENTS_KEEP_ALIVE_MS = 15_000;
 
@@ -132,8 +132,12 @@ function statusEvents(deps: StatusRoutesDeps, clock: Clock, requestSignal: Abort
         };
         push();
         const unsubscribe = deps.store.subscribe(schedule);
+        // One more frame after time stops moving: the one where a cool-down has ended.
+        let moving = false;
         const tick = clock.setInterval(() => {
-          if (deps.store.live().length > 0) schedule();
+          const was = moving;
+          moving = deps.store.moving();
+          if (moving || was) schedule();
         }, EVENTS_TICK_MS);
         const stop = () => {
           unsubscribe();

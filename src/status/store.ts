@@ -1,6 +1,6 @@
 /**
  * The gateway's live status, kept by observing the council: turns running now with each call's
- * state, the last finished turns, per-agent figures and spend since start.
+ * state, the last finished turns, per-agent figures with their health, and spend since start.
  */
 import type { Clock } from "../clock.ts";
 import type { AgentEvent } from "../agents/types.ts";
@@ -14,8 +14,10 @@ import type {
 import type { CallRecord, TurnDecision, TurnRecord } from "../council/records.ts";
 import { oneLine } from "../text.ts";
 import { AgentTally } from "./agent_figures.ts";
+import { anyCooling, withHealth } from "./agent_health.ts";
 import { SpendSeries } from "./spend.ts";
 import type {
+  AgentHealthReading,
   CallState,
   CallStatus,
   LiveTurn,
@@ -114,6 +116,7 @@ export class StatusStore implements TurnObserver {
   #spend = new SpendSeries();
   #sessions = new Map<string, SessionState>();
   #listeners = new Set<() => void>();
+  #health: () => readonly AgentHealthReading[] = () => [];
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -129,6 +132,20 @@ export class StatusStore implements TurnObserver {
   knowAgents(names: readonly string[]): void {
     for (const name of names) this.#agents.know(name);
     this.#changed();
+  }
+
+  /**
+   * Where agents' health is read from (the serving council's; a reload brings a new one). Until
+   * this is called every agent reads as healthy.
+   */
+  readHealthFrom(source: () => readonly AgentHealthReading[]): void {
+    this.#health = source;
+    this.#changed();
+  }
+
+  /** Whether the document changes with time alone: a turn runs, or an agent cools down. */
+  moving(): boolean {
+    return this.#live.size > 0 || anyCooling(this.#readings(), this.#clock.now());
   }
 
   turnStarted(turn: LiveTurnStart): void {
@@ -217,10 +234,25 @@ export class StatusStore implements TurnObserver {
       configPath: info.configPath,
       live: this.live(),
       recent: [...this.#recent],
-      agents: this.#agents.figures(),
+      agents: this.#agentFigures(now),
       spend: this.#spend.figures(now),
       ...(sessionKey === undefined ? {} : { session: this.session(sessionKey) }),
     };
+  }
+
+  #agentFigures(now: number) {
+    const readings = this.#readings();
+    for (const reading of readings) this.#agents.know(reading.agent);
+    return withHealth(this.#agents.figures(), readings, now);
+  }
+
+  /** The council's readings; a source that fails reads as no news (every agent healthy). */
+  #readings(): readonly AgentHealthReading[] {
+    try {
+      return this.#health();
+    } catch {
+      return [];
+    }
   }
 
   #callEvent(call: TrackedCall, event: AgentEvent): void {

@@ -79,6 +79,34 @@ export interface AgentFigures {
   inputTokens: number;
   outputTokens: number;
   usd: number;
+  /** Whether the council skips the agent now, and why. */
+  health: AgentHealthView;
+}
+
+/** An agent's health as the council reports it, read through a callback given at wiring time. */
+export interface AgentHealthReading {
+  agent: string;
+  state: "healthy" | "failing" | "cooling-down";
+  failuresInRow: number;
+  lastError?: string;
+  /** Epoch ms, while cooling down. */
+  coolingUntil?: number;
+}
+
+/**
+ * An agent's health in the document: `failing` after a failed call, `cooling-down` (skipped by
+ * the council) once `health.failures` calls in a row failed, `healthy` again after a success.
+ */
+export interface AgentHealthView {
+  state: AgentHealthReading["state"];
+  /** Failed calls in a row (0 after any success). */
+  failuresInRow: number;
+  /** The last failure's reason (one line), while failures are in a row; else null. */
+  lastError: string | null;
+  /** When the cool-down ends, while cooling down; else null. */
+  coolingUntil: string | null;
+  /** Time left of the cool-down, while cooling down; else null. */
+  coolingLeftMs: number | null;
 }
 
 export interface SpendMinute {

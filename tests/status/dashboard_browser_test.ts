@@ -1,11 +1,13 @@
 /**
  * The dashboard in headless Chromium against a real listening gateway whose council is a gated
  * fake: live turns with each child's progress, recent turns, the per-agent table and the spend
- * chart update live from the SSE stream; with a token, the login form keeps the token out of
- * every URL. A screenshot is taken while a turn runs (kept when COUNCIL_SCREENSHOT_DIR is set).
+ * chart update live from the SSE stream; an agent cooling down is marked with why and until when;
+ * with a token, the login form keeps the token out of every URL. A screenshot is taken while a
+ * turn runs (kept when COUNCIL_SCREENSHOT_DIR is set).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { FakeClock } from "../../src/clock.ts";
 import { startServer } from "../../src/server.ts";
 import { configOf } from "../test_config.ts";
 import { byAgent, fakeAgents, gate } from "../council/helpers.ts";
@@ -183,6 +185,74 @@ Deno.test({
     } finally {
       release.open();
       await server.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name: "dashboard in Chromium: an agent cooling down is marked, with why and until when",
+  ignore: !CHROMIUM,
+  async fn() {
+    const clock = new FakeClock();
+    const fake = fakeAgents(byAgent({
+      "claude:child": { text: "claude answers" },
+      "gemini:child": { ok: false, error: "gemini: exit 1: 503 UNAVAILABLE" },
+      "claude:synth": { text: "the council's answer" },
+    }));
+    const config = configOf({
+      port: 0,
+      fanOutPolicy: "always",
+      health: { failures: 1, cooldownMs: 60_000 },
+      defaultAgents: [
+        { runner: "claude", model: "opus" },
+        { runner: "gemini", model: "gemini-2.5-pro" },
+      ],
+    });
+    const server = startServer(config, { runAgent: fake.runAgent, clock });
+    await using browser = await launchChromium();
+    try {
+      const reply = await fetch(`${server.origin}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "claude-opus-5-5",
+          max_tokens: 100,
+          messages: [{ role: "user", content: "Why does the build fail on CI?" }],
+        }),
+      });
+      await reply.body?.cancel();
+      const until = clock.now() + 60_000;
+      const page = await browser.open(`${server.origin}/`);
+      const row = (agent: string) => `document.querySelector('#agents tr[data-agent="${agent}"]')`;
+      await page.waitFor(`${row("gemini")}?.dataset.health === "cooling-down"`, "gemini marked");
+      assert.equal(await page.evaluate(`${row("claude")}.dataset.health`), "healthy");
+      const untilText = await page.evaluate<string>(`new Date(${until}).toLocaleTimeString()`);
+      const cell = () =>
+        page.evaluate<string>(`${row("gemini")}.querySelector("td.health").textContent`);
+      assert.equal(
+        await cell(),
+        `⊘ cooling down: skipped until ${untilText} (1m 00s left) after 1 failed call in a row: ` +
+          "gemini: exit 1: 503 UNAVAILABLE",
+      );
+      assert.equal(
+        await page.evaluate(`document.getElementById("health").textContent`),
+        `gemini cooling down until ${untilText} (1m 00s left)`,
+        "named in the header too",
+      );
+      const shot = await screenshotPath("dashboard-cooling-down.png");
+      await page.screenshot(shot);
+
+      clock.advance(20_000); // the stream ticks while an agent cools down
+      await page.waitFor(`${row("gemini")}.textContent.includes("(40s left)")`, "time left moving");
+      clock.advance(40_000);
+      await page.waitFor(`${row("gemini")}?.dataset.health === "failing"`, "the cool-down over");
+      assert.equal(await page.evaluate(`document.getElementById("health").textContent`), "");
+    } finally {
+      // The page's event stream stays open and the grace period runs on the fake clock: the
+      // second call ends it at once.
+      void server.shutdown();
+      void server.shutdown();
+      await server.finished;
     }
   },
 });

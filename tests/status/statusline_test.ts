@@ -1,11 +1,19 @@
 /**
  * `council-gateway statusline`: Claude Code's stdin JSON in, one short line out — the session's
  * live council, its totals when idle, and a short line when the gateway is down or refuses the
- * token. `connect claude` prints the settings.json snippet that runs it.
+ * token, and any agent cooling down. `connect claude` prints the settings.json snippet that runs it.
+ * `status` prints the agents' health the same document tells.
  */
 import assert from "node:assert/strict";
 import { type CliIo, runCli } from "../../src/cli.ts";
-import { renderStatus, sessionIdOf, shortDuration, shortUsd } from "../../src/cli/statusline.ts";
+import {
+  coolingPart,
+  renderStatus,
+  sessionIdOf,
+  shortDuration,
+  shortUsd,
+} from "../../src/cli/statusline.ts";
+import { clockTime, healthLines } from "../../src/cli/health_text.ts";
 import type { StatusView } from "../../src/daemon/gateway_client.ts";
 import { startServer } from "../../src/server.ts";
 import { configOf } from "../test_config.ts";
@@ -148,6 +156,65 @@ Deno.test("statusline: a live turn as the issue shows it; deciding, synthesis, i
     "council · claude ✓ 8s · codex … 11s · gemini ✗ · $0.01",
     "no session asked for: the newest live turn",
   );
+});
+
+const health = (state: string, coolingLeftMs: number | null = null) => ({
+  state,
+  failuresInRow: state === "healthy" ? 0 : 2,
+  lastError: state === "healthy" ? null : "exit 1",
+  coolingUntil: coolingLeftMs === null ? null : "2026-11-24T10:00:00.000Z",
+  coolingLeftMs,
+});
+
+Deno.test("statusline: agents cooling down are appended with their time left, only when some are", () => {
+  const idle = { turns: 2, usd: 0.05, live: null, last: null };
+  const agents = [
+    { agent: "claude", health: health("healthy") },
+    { agent: "codex", health: health("cooling-down", 40_200) },
+    { agent: "gemini", health: health("failing") },
+  ];
+  assert.equal(
+    renderStatus(view({ session: idle, agents })),
+    "council · idle · 2 turns · $0.05 · codex cooling down 41s",
+  );
+  assert.equal(
+    renderStatus(view({
+      session: null,
+      agents: [...agents, { agent: "grok", health: health("cooling-down", 3_000) }],
+    })),
+    "council · ready · codex cooling down 41s, grok 3s",
+  );
+  const none = agents.map((a) => ({ ...a, health: health("healthy") }));
+  assert.equal(
+    renderStatus(view({ session: idle, agents: none })),
+    "council · idle · 2 turns · $0.05",
+  );
+  assert.equal(
+    renderStatus(view({ session: idle, agents: [{ agent: "codex" }] })),
+    "council · idle · 2 turns · $0.05",
+    "a gateway that tells no health",
+  );
+  assert.equal(
+    coolingPart([{ agent: "codex", health: health("cooling-down", 200) }]),
+    "codex cooling down 1s",
+  );
+});
+
+Deno.test("status command: every agent's state, then why and until when for each one not healthy", () => {
+  const agents = [
+    { agent: "claude", health: health("healthy") },
+    { agent: "codex", health: health("cooling-down", 61_000) },
+    { agent: "gemini", health: { ...health("failing"), failuresInRow: 1 } },
+  ];
+  assert.deepEqual(healthLines(agents), [
+    "  agents:     claude ok, codex cooling down 1m01s, gemini failing",
+    `    codex: cooling down 1m01s (until ${
+      clockTime("2026-11-24T10:00:00.000Z")
+    }) after 2 failed calls in a row: exit 1`,
+    "    gemini: failing: 1 failed call in a row: exit 1",
+  ]);
+  assert.deepEqual(healthLines([{ agent: "claude" }]), [], "a gateway that tells no health");
+  assert.equal(clockTime(new Date(2026, 0, 2, 3, 4, 5).toISOString()), "03:04:05", "local time");
 });
 
 Deno.test("statusline: against a gateway running a turn, from Claude Code's stdin JSON", async () => {

@@ -49,6 +49,7 @@ export function dashboardPage(options: PageOptions): string {
   <span class="meta" id="uptime"></span>
   <span class="meta" id="config"></span>
   <span class="meta" id="total"></span>
+  <span class="meta" id="health" role="status"></span>
   <span class="meta" id="connection">connecting…</span>
 </header>
 <form id="login" hidden autocomplete="off">

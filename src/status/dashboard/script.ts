@@ -130,13 +130,38 @@ export const DASHBOARD_SCRIPT = String.raw`
       "result", "cost"], rows, [5, 7]));
   }
 
+  var HEALTH_MARKS = { healthy: "✓", failing: "✗", "cooling-down": "⊘" };
+  function healthState(h) { return h ? h.state : "healthy"; }
+  function healthText(h) {
+    if (!h || h.state === "healthy") return HEALTH_MARKS.healthy + " ok";
+    var n = h.failuresInRow;
+    var calls = n + " failed call" + (n === 1 ? "" : "s") + " in a row";
+    var why = h.lastError ? ": " + h.lastError : "";
+    if (h.state === "cooling-down") {
+      return HEALTH_MARKS[h.state] + " cooling down: skipped until " + clock(h.coolingUntil) + " (" +
+        secs(h.coolingLeftMs) + " left) after " + calls + why;
+    }
+    return (HEALTH_MARKS[h.state] || "?") + " " + h.state + ": " + calls + why;
+  }
+  function renderHealthNotice(doc) {
+    var cooling = doc.agents.filter(function (a) {
+      return healthState(a.health) === "cooling-down";
+    });
+    byId("health").textContent = cooling.map(function (a) {
+      return a.agent + " cooling down until " + clock(a.health.coolingUntil) + " (" +
+        secs(a.health.coolingLeftMs) + " left)";
+    }).join(" · ");
+  }
+
   function renderAgents(doc) {
+    renderHealthNotice(doc);
     if (doc.agents.length === 0) {
       replace("agents", el("p", { cls: "empty", text: "No agent has been called yet." }));
       return;
     }
     var rows = doc.agents.map(function (a) {
-      return el("tr", { "data-agent": a.agent }, [
+      var state = healthState(a.health);
+      return el("tr", { "data-agent": a.agent, "data-health": state, cls: "health-" + state }, [
         el("td", { text: a.agent }), el("td", { cls: "num", text: String(a.calls) }),
         el("td", { cls: "num", text: String(a.failures) }),
         el("td", { cls: "num", text: String(a.cancelled) }),
@@ -144,10 +169,11 @@ export const DASHBOARD_SCRIPT = String.raw`
         el("td", { cls: "num", text: a.chosen + " / " + a.candidates }),
         el("td", { cls: "num", text: tokens(a.inputTokens) + " / " + tokens(a.outputTokens) }),
         el("td", { cls: "num", text: usd(a.usd) }),
+        el("td", { cls: "wrap health", text: healthText(a.health) }),
       ]);
     });
     replace("agents", table(["agent", "calls", "failures", "cancelled", "median latency",
-      "chosen / candidates", "tokens in / out", "cost"], rows, [1, 2, 3, 4, 5, 6, 7]));
+      "chosen / candidates", "tokens in / out", "cost", "health"], rows, [1, 2, 3, 4, 5, 6, 7]));
   }
 
   function renderSpend(doc) {

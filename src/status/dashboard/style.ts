@@ -14,6 +14,10 @@ header h1 { font-size: 17px; margin: 0; }
 header .meta { color: var(--muted); font-size: 13px; }
 #connection.live { color: var(--ok); }
 #connection.down { color: var(--bad); }
+#health { color: var(--bad); font-weight: 600; }
+tr.health-cooling-down td { background: color-mix(in srgb, var(--bad) 10%, transparent); }
+tr.health-cooling-down td.health { color: var(--bad); font-weight: 600; }
+tr.health-failing td.health { color: var(--run); }
 main { padding: 16px 20px; display: grid; gap: 16px; max-width: 1280px; }
 section { background: var(--card); border: 1px solid var(--line); border-radius: 8px;
   padding: 12px 14px; overflow-x: auto; }
