@@ -25,13 +25,16 @@ export class EarlySynthesizer implements StartedSynthesizer {
 
   /**
    * Starts the agent that will most likely synthesize a fanned-out turn (agent 0, or the first
-   * not cooling down), when the runner can prepare runs; `access` is what the synthesizer will
+   * not cooling down and without recent failures), when the runner can prepare runs; `access` is what the synthesizer will
    * be allowed in the turn's working directory.
    */
   static start(turn: TurnContext, plan: RunPlan, access: ChildAccess): void {
     const { runner, config, health } = turn.env;
     if (!runner || plan.kind !== "fanout" || turn.earlySynth) return;
-    const agent = config.defaultAgents.find((a) => !health.coolingDown(a.name));
+    // An agent whose last call failed would most likely not synthesize (synthesizers.ts): the
+    // first one without failures is started instead, if there is one.
+    const ready = config.defaultAgents.filter((a) => !health.coolingDown(a.name));
+    const agent = ready.find((a) => health.statusOf(a.name).failuresInRow === 0) ?? ready[0];
     // Measured to wait for a late prompt (claude and gemini once primed); a `command` may act
     // before it reads its prompt, or never read it, so it starts with its prompt.
     if (!agent || !WAITING_CLIS.has(agent.runner)) return;

@@ -194,3 +194,33 @@ Deno.test("early synthesizer: a `command` agent (it may act before reading a pro
   assert.ok(!steps.some((s) => s.startsWith("prepare")), steps.join("\n"));
   assert.ok(steps.includes("run cmd synth"));
 });
+
+Deno.test("early synthesizer: agent 0 failing since its last call, the next agent is started and used", async () => {
+  const { turn, steps, prepared, log } = await councilOf(
+    {
+      // Turn 1: claude fails as a child and as the synthesizer; turn 2: its child hangs.
+      claude: {
+        rules: [
+          { match: "FIRST TURN", mode: "error" },
+          { match: "SECOND TURN", mode: "hang" },
+        ],
+      },
+      codex: { reply: "codex draft", rules: [SYNTHESIS] },
+      gemini: { reply: "gemini draft" },
+    },
+    { health: { failures: 5, cooldownMs: 60_000 } },
+  );
+  await turn(testRequest({ ask: "FIRST TURN" }));
+  steps.length = 0;
+  const reply = await turn(testRequest({ ask: "SECOND TURN" }));
+  assert.deepEqual(reply.outcome, { kind: "answer", text: "The synthesized answer." });
+  assert.ok(steps.includes("prepare codex synth"), steps.join("\n"));
+  assert.ok(!steps.includes("prepare claude synth"));
+  assert.ok(!steps.includes("run codex synth"), "the codex started ahead synthesized");
+  assert.ok(
+    reply.progress.includes("claude does not synthesize: it failed before and did not answer now"),
+  );
+  const synth = (await readFakeLog(log)).filter((c) => c.prompt.includes("=== Candidate A ==="))
+    .at(-1);
+  assert.equal(synth?.pid, prepared.at(-1)!.pid);
+});

@@ -351,3 +351,28 @@ Deno.test("health: AgentHealth keeps no record of agents that never failed", () 
 function read(path: string): string {
   return JSON.stringify({ kind: "tool", name: "Read", input: { file_path: path } });
 }
+
+Deno.test("synthesizer: agent 0 cut off unanswered after a failed call does not synthesize", async () => {
+  let claudeChildren = 0;
+  let claudeSynths = 0;
+  const { fake, turn } = council(
+    { health: { failures: 5, cooldownMs: 60_000 } },
+    byAgent({
+      "claude:child": () =>
+        ++claudeChildren === 1 ? { ok: false, error: "claude: exit 1: 529" } : { hang: true },
+      "claude:synth": () => (++claudeSynths, { ok: false, error: "claude: exit 1: 529" }),
+      "*:child": { text: "fine" },
+      "*:synth": { text: "combined" },
+    }),
+  );
+  await turn();
+  fake.calls.length = 0;
+  const log = await turn();
+  const synths = fake.calls.filter((c) => c.role === "synth").map((c) => c.agent.name);
+  assert.deepEqual(synths, ["codex"]);
+  assert.ok(
+    log.progress.includes("claude does not synthesize: it failed before and did not answer now"),
+    log.progress.join("\n"),
+  );
+  assert.equal(claudeSynths, 1, "claude synthesized (and failed) only in the first turn");
+});
