@@ -136,12 +136,17 @@ async function attend(
   child.deliver(stdinFor(adapter, agent, prompt, delivery));
   const { timedOut, aborted, finalSeen, early } = await watch.over;
   if (early) {
-    // Cut off or cancelled: nothing more it says counts, so the run ends while its group does.
-    const end = { exitCode: null, signal: null, stderrTail: [], droppedLines: 0 };
-    return {
-      result: recorder.finish({ ...end, timedOut, aborted }, "aborted"),
-      windingDown: child.ended,
-    };
+    // Answered, cut off or cancelled: nothing more it says counts, so the run ends while its
+    // group does.
+    const end = { exitCode: aborted ? null : 0, signal: null, stderrTail: [], droppedLines: 0 };
+    const exit = { ...end, timedOut, aborted };
+    const reason = failureReason(
+      exit,
+      recorder.output,
+      adapter.stdout === "jsonl",
+      agent.timeoutMs,
+    );
+    return { result: recorder.finish(exit, reason), windingDown: child.ended };
   }
   const ended = await child.ended;
   // Ended after its answer: the exit status is our signal's, the final line is the verdict.
@@ -158,14 +163,14 @@ interface RunOver {
   aborted: boolean;
   /** Its answer (a final result without error) came, and its group was ended then. */
   finalSeen: boolean;
-  /** Aborted with a wind-down taker: the run returns before the child has exited. */
+  /** Answered or aborted with a wind-down taker: the run returns before the child has exited. */
   early: boolean;
 }
 
 /**
  * Reads a child's output into the recorder and ends its group on the time-out, on an abort and
- * once its answer is in; `over` settles when the child has exited, or at once on an abort when
- * the caller takes the wind-down. After that, nothing the child prints is recorded.
+ * once its answer is in; `over` settles when the child has exited, or at once on an abort or its
+ * answer when the caller takes the wind-down. After that, nothing the child prints is recorded.
  */
 function watchChild(
   { settings, agent, id, cwd, child, stderr }: Attended,
@@ -204,6 +209,7 @@ function watchChild(
       // error is left to exit on its own: its exit code says more.
       state.finalSeen = true;
       child.end();
+      if (options.onWindDown) cutShort?.();
     }
   });
   stderr.onLine = (line) => {

@@ -246,3 +246,28 @@ Deno.test("process: a missing working directory is named as such", async () => {
   });
   assert.equal(result.error, "fake-claude: working directory not found: /nonexistent/council/dir");
 });
+
+Deno.test("process: with a wind-down taker, a run returns on the child's answer; the group ends after", async () => {
+  await using dirScope = await tempDir();
+  const sigtermFile = `${dirScope.path}/sigterm`;
+  const events = new EventLog();
+  const windDowns: Promise<void>[] = [];
+  // Lingers after its answer and ignores SIGTERM: its group is over only at the SIGKILL.
+  const agent = fakeAgent("claude", {
+    modes: ["linger", "ignore-sigterm"],
+    reply: "the answer",
+    sigtermFile,
+  });
+  const result = await testRunner({ killGraceMs: 3000 })(agent, "hi", {
+    role: "child",
+    onWindDown: (ended) => windDowns.push(ended),
+    onEvent: events.onEvent,
+  });
+  assert.equal(result.ok, true, result.error);
+  assert.equal(result.text, "the answer");
+  assert.equal(windDowns.length, 1);
+  if (onLinux) assert.ok(!isGone(events.pid!), "returned while the child still runs");
+  await windDowns[0];
+  if (onLinux) assert.ok(isGone(events.pid!), "gone once the wind-down settles");
+  assert.equal(await Deno.readTextFile(sigtermFile), "SIGTERM\n", "ended on its answer");
+});
