@@ -30,6 +30,17 @@ const groupExists = (pgid: number) => signalGroup(pgid, "SIGCONT");
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Waits `ms`, or less when `event` settles first: true when it did. */
+async function sleepUntil(ms: number, event: Promise<void>): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const elapsed = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([event.then(() => true), elapsed]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** First and longest wait between two looks at a terminated group. */
 const FIRST_PROBE_MS = 20;
 const LONGEST_PROBE_MS = 200;
@@ -41,6 +52,8 @@ export interface GroupEnding {
   exited(): boolean;
   /** Tests may replace the live-member check. */
   hasLiveMember?: (pgid: number) => Promise<boolean>;
+  /** Tests may lengthen the first wait between two looks at the group. */
+  firstProbeMs?: number;
 }
 
 /**
@@ -66,11 +79,17 @@ export async function endGroup(child: Deno.ChildProcess, ending: GroupEnding): P
   // be slow to reap it or never do) is over: nothing to signal, nothing to wait for.
   if (ending.exited() && !await hasLiveMember(pgid)) return;
   signalGroup(pgid, "SIGTERM");
+  // The leader's exit also ends a wait: a group is most often the leader alone, and then it is
+  // over at once, not at the next probe.
+  let leaderWaited = ending.exited();
+  const leaderExit = child.status.then(() => {});
   const deadline = Date.now() + ending.graceMs;
-  let wait = FIRST_PROBE_MS;
+  let wait = ending.firstProbeMs ?? FIRST_PROBE_MS;
   while (Date.now() < deadline) {
-    await sleep(Math.max(1, Math.min(wait, deadline - Date.now())));
-    wait = Math.min(wait * 2, LONGEST_PROBE_MS);
+    const ms = Math.max(1, Math.min(wait, deadline - Date.now()));
+    if (leaderWaited) await sleep(ms);
+    else leaderWaited = await sleepUntil(ms, leaderExit);
+    wait = Math.max(wait, Math.min(wait * 2, LONGEST_PROBE_MS));
     if (!groupExists(pgid) || !await hasLiveMember(pgid)) return;
   }
   signalGroup(pgid, "SIGKILL");

@@ -9,6 +9,7 @@ import {
   parseProcStat,
   parsePsTable,
 } from "../../src/agents/process_table.ts";
+import { endGroup, signalGroup } from "../../src/agents/group_end.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { EventLog, readPids, tempDir, testRunner } from "./support.ts";
 
@@ -114,5 +115,30 @@ Deno.test({
     assert.ok(table.every((p: { state: string }) => /^[A-Za-z]$/.test(p.state)));
     assert.ok(age >= 0 && age < 60, `its own age: ${age}`);
     assert.equal(gone, undefined);
+  },
+});
+
+Deno.test({
+  name: "endGroup: a group that is its leader alone is over at the leader's exit, not at a probe",
+  ignore: !onLinux,
+  async fn() {
+    const child = new Deno.Command("setsid", {
+      args: ["sleep", "30"],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    // Wait until setsid(1) has made the group (its exec keeps the pid).
+    for (let i = 0; i < 200 && !signalGroup(child.pid, "SIGCONT"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    let exited = false;
+    child.status.then(() => (exited = true));
+    const started = performance.now();
+    // Probes 10 s apart: only the leader's exit can end the wait sooner.
+    await endGroup(child, { graceMs: 20_000, exited: () => exited, firstProbeMs: 10_000 });
+    const tookMs = performance.now() - started;
+    assert.ok(tookMs < 5_000, `took ${tookMs.toFixed(0)} ms: it waited for the probe`);
+    assert.equal((await child.status).signal, "SIGTERM");
   },
 });
