@@ -74,6 +74,7 @@ export async function callAgent(
     startedAt: turn.env.clock.now(),
   });
   let retries = 0;
+  let lastRetryReason: string | undefined;
   const runOptions: RunOptions = {
     role: options.role,
     cwd: options.cwd ?? turn.request.cwd,
@@ -92,6 +93,7 @@ export async function callAgent(
       if (event.type === "finished") return;
       tracker.onEvent(event);
       if (options.writesAnswer) toAnswer(turn, agent, options, event);
+      if (event.type === "retry") lastRetryReason = event.reason ?? lastRetryReason;
       if (event.type === "retry" && ++retries > config.maxUpstreamRetries) {
         const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
         control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
@@ -116,7 +118,9 @@ export async function callAgent(
   turn.calls.push(call);
   turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
   watch.ended(call);
-  turn.env.health.record(agent.name, verdictOf(result, cutOff, retries));
+  const previousError = turn.env.health.statusOf(agent.name).lastError;
+  const upstream = { retries, lastRetryReason, previousError };
+  turn.env.health.record(agent.name, verdictOf(result, cutOff, upstream));
   // The narrator's finish line is the call's one log line (at warn when it failed).
   tracker.finished(result, cutOff?.why);
   if (cutOff) turn.cutOffs.push(cutOffLine(options.label, result.durationMs));
@@ -166,14 +170,43 @@ function cutOffResult(result: AgentResult, cutOff: CutOff): AgentResult {
   };
 }
 
-/** What a call tells about its agent's health. */
-function verdictOf(result: AgentResult, cutOff: CutOff | undefined, retries: number): CallVerdict {
+/** What the call's agent went through before it ended: its upstream retries, its last failure. */
+interface UpstreamTrail {
+  retries: number;
+  /** The last retry's reason as the CLI printed it. */
+  lastRetryReason?: string;
+  /** The reason of the agent's failure before this call, if its last call failed. */
+  previousError?: string;
+}
+
+/** What a call tells about its agent's health, with the reason a status report should show. */
+function verdictOf(
+  result: AgentResult,
+  cutOff: CutOff | undefined,
+  trail: UpstreamTrail,
+): CallVerdict {
   if (result.ok) return { kind: "ok" };
   // A straggler cut off while it was retrying its upstream, or while still silent after a failed
   // call, was failing too.
-  if (cutOff?.kind === "quorum" && retries === 0 && !cutOff.suspect) return { kind: "neutral" };
+  if (cutOff?.kind === "quorum" && trail.retries === 0 && !cutOff.suspect) {
+    return { kind: "neutral" };
+  }
   if (!cutOff && result.aborted) return { kind: "neutral" };
-  return { kind: "failed", reason: result.error ?? "failed" };
+  return { kind: "failed", reason: failureReason(result, cutOff, trail) };
+}
+
+/**
+ * Why a failed call failed, in terms a user can act on: a straggler cut at the quorum says what
+ * its upstream answered when it retried, and one cut for staying silent after a failure (which
+ * says nothing new) keeps the failure before it.
+ */
+function failureReason(result: AgentResult, cutOff: CutOff | undefined, trail: UpstreamTrail) {
+  const error = result.error ?? "failed";
+  if (cutOff?.suspect && trail.retries === 0 && trail.previousError) return trail.previousError;
+  if (cutOff?.kind === "quorum" && trail.lastRetryReason) {
+    return `${error}; its upstream was failing: ${oneLine(trail.lastRetryReason)}`;
+  }
+  return error;
 }
 
 function callRecord(

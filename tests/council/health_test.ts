@@ -184,6 +184,45 @@ Deno.test("health: a straggler cut off while it retried its upstream counts as f
   assert.match(status?.lastError ?? "", /^gemini: cut off after .* \(quorum/);
 });
 
+Deno.test("health: a straggler cut off while it retried names what its upstream answered", async () => {
+  const { clock, runTurn, agentHealth } = council(
+    { ...HEALTH, quorum: { minAnswers: 2, graceMs: 1000 } },
+    byAgent({
+      "*:child": { text: "fine" },
+      "gemini:child": { hang: true, retries: [{ attempt: 1, reason: "503 UNAVAILABLE" }] },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  await watcher.progressMatching(/^quorum:/);
+  clock.advance(1000);
+  await watcher.finished;
+  const status = agentHealth().find((s) => s.agent === "gemini");
+  assert.match(status?.lastError ?? "", /; its upstream was failing: 503 UNAVAILABLE$/);
+});
+
+Deno.test("health: a straggler cut for its silence after a failure keeps that failure as the last error", async () => {
+  let geminiCalls = 0;
+  const { runTurn, agentHealth } = council(
+    { ...HEALTH, quorum: { minAnswers: 2, graceMs: 3000 } },
+    byAgent({
+      "*:child": { text: "fine" },
+      "gemini:child": () => ++geminiCalls === 1 ? DOWN : { hang: true },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  for (const name of ["the first turn", "the second turn"]) {
+    await within(
+      new TurnWatcher(runTurn(testRequest(), new AbortController().signal)).finished,
+      name,
+      5000,
+    );
+  }
+  const status = agentHealth().find((s) => s.agent === "gemini");
+  assert.equal(status?.state, "cooling-down");
+  assert.equal(status?.lastError, "gemini: exit 1: 503 UNAVAILABLE");
+});
+
 Deno.test("health: a single-agent turn moves to the first agent not cooling down", async () => {
   const { fake, turn } = council(
     { ...HEALTH, fanOutPolicy: "never" },
