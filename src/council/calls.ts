@@ -187,9 +187,9 @@ function verdictOf(
 ): CallVerdict {
   if (result.ok) return { kind: "ok" };
   // A straggler cut off while it was retrying its upstream, or while still silent after a failed
-  // call, was failing too.
+  // call, was failing too; one cut off at the grace's end having shown nothing missed the turn.
   if (cutOff?.kind === "quorum" && trail.retries === 0 && !cutOff.suspect) {
-    return { kind: "neutral" };
+    return { kind: "missed", reason: result.error ?? "cut off unanswered" };
   }
   if (!cutOff && result.aborted) return { kind: "neutral" };
   return { kind: "failed", reason: failureReason(result, cutOff, trail) };

@@ -12,10 +12,20 @@ export interface HealthSettings {
   cooldownMs: number;
 }
 
-/** How one call counts: `neutral` = it tells nothing (cancelled, or cut off while working). */
-export type CallVerdict = { kind: "ok" } | { kind: "failed"; reason: string } | {
-  kind: "neutral";
-};
+/**
+ * How one call counts: `neutral` = it tells nothing (cancelled); `missed` = it was cut off at the
+ * end of the quorum's grace without answering and without showing a failure, which counts as one
+ * only the second time in a row (a hanging upstream, or one failing after a long wait, shows
+ * nothing else; a slow agent that misses every grace only costs and never counts).
+ */
+export type CallVerdict =
+  | { kind: "ok" }
+  | { kind: "failed"; reason: string }
+  | { kind: "missed"; reason: string }
+  | { kind: "neutral" };
+
+/** Misses in a row that count as a failure. */
+export const MISSES_AS_FAILURE = 2;
 
 /** One agent as status reports show it. */
 export interface AgentHealthStatus {
@@ -39,6 +49,8 @@ export class AgentHealth {
   #settings: HealthSettings;
   #clock: Clock;
   #agents = new Map<string, Entry>();
+  /** Calls in a row cut off at the grace's end unanswered, per agent (not yet a failure). */
+  #misses = new Map<string, number>();
 
   constructor(settings: HealthSettings, clock: Clock) {
     this.#settings = settings;
@@ -48,6 +60,12 @@ export class AgentHealth {
   /** Books one finished call. A failure at or past the limit (re)starts the cool-down. */
   record(agent: string, verdict: CallVerdict): void {
     if (verdict.kind === "neutral") return;
+    if (verdict.kind === "missed") {
+      const misses = (this.#misses.get(agent) ?? 0) + 1;
+      this.#misses.set(agent, misses);
+      if (misses < MISSES_AS_FAILURE) return;
+      verdict = { kind: "failed", reason: `${verdict.reason} (${misses} turns in a row)` };
+    } else this.#misses.delete(agent);
     if (verdict.kind === "ok") {
       this.#agents.delete(agent);
       return;

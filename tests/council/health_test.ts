@@ -143,7 +143,7 @@ Deno.test("health: failures 0 never skips an agent", async () => {
   assert.ok(childAgents(fake.calls).includes("gemini"));
 });
 
-Deno.test("health: cancelled calls and stragglers cut off while working do not count", async () => {
+Deno.test("health: cancelled calls and one straggler cut off while working do not count", async () => {
   const { clock, runTurn, agentHealth } = council(
     { ...HEALTH, quorum: { minAnswers: 2, graceMs: 1000 } },
     byAgent({
@@ -152,18 +152,54 @@ Deno.test("health: cancelled calls and stragglers cut off while working do not c
       "claude:synth": { text: "combined" },
     }),
   );
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  await watcher.progressMatching(/^quorum:/);
+  clock.advance(1000);
+  await watcher.finished;
   for (let i = 0; i < 3; i++) {
+    const controller = new AbortController();
+    const cancelled = new TurnWatcher(runTurn(testRequest(), controller.signal));
+    await cancelled.progressMatching(/^codex: done/);
+    controller.abort();
+    await cancelled.finished;
+  }
+  assert.equal(agentHealth().find((s) => s.agent === "gemini")?.state, "healthy");
+});
+
+Deno.test("health: a straggler cut off unanswered twice in a row has failed; then it cools down", async () => {
+  // A hanging upstream, or one failing only after a long wait, shows nothing but the silence.
+  const { clock, runTurn, agentHealth, fake } = council(
+    { ...HEALTH, quorum: { minAnswers: 2, graceMs: 1000 } },
+    byAgent({
+      "*:child": { text: "fine" },
+      "gemini:child": { hang: true, durationMs: 1500 },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  for (let i = 0; i < 2; i++) {
     const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
-    await watcher.progressMatching(/^quorum:/);
+    await watcher.progressMatching(/^quorum:.*gemini gets 1\.0s more$/);
     clock.advance(1000);
     await watcher.finished;
   }
-  const controller = new AbortController();
-  const watcher = new TurnWatcher(runTurn(testRequest(), controller.signal));
-  await watcher.progressMatching(/^codex: done/);
-  controller.abort();
-  await watcher.finished;
-  assert.equal(agentHealth().find((s) => s.agent === "gemini")?.state, "healthy");
+  const gemini = agentHealth().find((s) => s.agent === "gemini");
+  assert.equal(gemini?.failuresInRow, 1);
+  assert.match(gemini?.lastError ?? "", /cut off after 1\.5s .*\(2 turns in a row\)$/);
+  // Its last call failed: no grace in the next turn, and that second failure starts the cool-down.
+  const third = await within(
+    new TurnWatcher(runTurn(testRequest(), new AbortController().signal)).finished,
+    "the third turn",
+  );
+  assert.ok(
+    third.progress.includes("quorum: 2 of 3 answers in — not waiting for gemini: last call failed"),
+  );
+  assert.equal(agentHealth().find((s) => s.agent === "gemini")?.state, "cooling-down");
+  fake.calls.length = 0;
+  await within(
+    new TurnWatcher(runTurn(testRequest(), new AbortController().signal)).finished,
+    "the fourth turn",
+  );
+  assert.deepEqual(childAgents(fake.calls), ["claude", "codex"]);
 });
 
 Deno.test("health: a straggler cut off while it retried its upstream counts as failed", async () => {
@@ -385,6 +421,23 @@ Deno.test("health: AgentHealth keeps no record of agents that never failed", () 
   assert.deepEqual(health.status(), []);
   health.record("codex", { kind: "failed", reason: "x" });
   assert.deepEqual(health.status().map((s) => s.agent), ["codex"]);
+});
+
+Deno.test("health: a miss counts as a failure only the second in a row; any other call resets it", () => {
+  const health = new AgentHealth({ failures: 2, cooldownMs: 1000 }, new FakeClock());
+  health.record("gemini", { kind: "missed", reason: "gemini: cut off" });
+  assert.deepEqual(health.status(), [], "one miss is no failure");
+  health.record("gemini", { kind: "ok" });
+  health.record("gemini", { kind: "missed", reason: "gemini: cut off" });
+  assert.deepEqual(health.status(), [], "the answer in between started the count again");
+  health.record("gemini", { kind: "neutral" });
+  health.record("gemini", { kind: "missed", reason: "gemini: cut off" });
+  assert.deepEqual(health.status(), [{
+    agent: "gemini",
+    state: "failing",
+    failuresInRow: 1,
+    lastError: "gemini: cut off (2 turns in a row)",
+  }], "a cancelled call in between says nothing");
 });
 
 function read(path: string): string {
