@@ -90,6 +90,8 @@ class QuorumWait {
   #finished: ChildReply[] = [];
   #running: Set<number>;
   #timer: TimerId | undefined;
+  /** The quorum came: stragglers were cut or given their grace, once. */
+  #quorumMet = false;
   /** The rest were cut off: the wait is over. */
   #over = false;
 
@@ -118,15 +120,17 @@ class QuorumWait {
       this.#turn.progress(`${decided} — not waiting for ${this.#waitingOn()}`, "info");
       return this.#cutRest(decided);
     }
-    if (this.#timer !== undefined) return;
+    if (this.#quorumMet) return;
     const usable = this.#finished.filter((r) => this.#rule.usable(r)).length;
     if (usable < this.#quorum) return;
+    this.#quorumMet = true;
     const answersIn = `quorum: ${usable} of ${this.#children.length} answers in`;
     this.#cutSuspects(answersIn);
-    if (this.#graced().length === 0) return;
+    const graced = [...this.#running].filter((i) => !this.#controls[i].cutOff)
+      .map((i) => this.#children[i].label);
+    if (graced.length === 0) return;
     const { graceMs } = this.#turn.env.config.quorum;
     const grace = tenthSeconds(graceMs);
-    const graced = this.#graced().map((i) => this.#children[i].label);
     this.#turn.progress(
       `${answersIn} — ${graced.join(", ")} ${graced.length === 1 ? "gets" : "get"} ${grace} more`,
       "info",
@@ -148,11 +152,6 @@ class QuorumWait {
     this.#turn.progress(`${answersIn} — not waiting for ${labels}: last call failed`, "info");
     const why = `quorum of ${this.#quorum} answers reached; its last call had failed`;
     for (const i of suspects) this.#controls[i].cut({ kind: "quorum", why, suspect: true });
-  }
-
-  /** Running children not already cut off. */
-  #graced(): number[] {
-    return [...this.#running].filter((i) => !this.#controls[i].cutOff);
   }
 
   stop(): void {

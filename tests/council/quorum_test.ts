@@ -331,3 +331,36 @@ Deno.test("quorum: a cut-off child's end does not hold the synthesizer; the turn
   const log = await within(watcher.finished, "the turn");
   assert.deepEqual(log.outcome, { kind: "answer", text: "combined" });
 });
+
+Deno.test("quorum: several stragglers whose last call failed are cut and named once", async () => {
+  let turnNo = 0;
+  const { runTurn } = council(
+    { quorum: { minAnswers: 1, graceMs: 3000 } },
+    byAgent({
+      "claude:child": () => (++turnNo, { text: "ALPHA answer" }),
+      "codex:child": () =>
+        turnNo === 1
+          ? { ok: false, error: "codex: exit 1: 500" }
+          : { hang: true, durationMs: 1200 },
+      "gemini:child": () =>
+        turnNo === 1
+          ? { ok: false, error: "gemini: exit 1: 503" }
+          : { hang: true, durationMs: 1400 },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  await within(
+    new TurnWatcher(runTurn(testRequest(), new AbortController().signal)).finished,
+    "the first turn",
+  );
+  const log = await within(
+    new TurnWatcher(runTurn(testRequest(), new AbortController().signal)).finished,
+    "the second turn",
+  );
+  assert.deepEqual(
+    log.progress.filter((l) => l.startsWith("quorum:")),
+    ["quorum: 1 of 3 answers in — not waiting for codex, gemini: last call failed"],
+  );
+  assert.ok(log.progress.some((l) => l.startsWith("codex cut off after 1.2s")));
+  assert.ok(log.progress.some((l) => l.startsWith("gemini cut off after 1.4s")));
+});
