@@ -89,7 +89,7 @@ export async function endGroup(child: Deno.ChildProcess, ending: GroupEnding): P
     const ms = Math.max(1, Math.min(wait, deadline - Date.now()));
     if (leaderWaited) await sleep(ms);
     else leaderWaited = await sleepUntil(ms, leaderExit);
-    wait = Math.max(wait, Math.min(wait * 2, LONGEST_PROBE_MS));
+    wait = Math.min(wait * 2, LONGEST_PROBE_MS);
     if (!groupExists(pgid) || !await hasLiveMember(pgid)) return;
   }
   signalGroup(pgid, "SIGKILL");
