@@ -12,7 +12,7 @@ import {
   ExplicitCache,
   geminiText,
   openaiText,
-} from "./prompt_cache.ts";
+} from "../../tests/support/fake_vendor/prompt_cache.ts";
 
 export type UpstreamApi = "anthropic" | "openai" | "responses" | "gemini";
 

@@ -11,7 +11,7 @@ import {
   ExplicitCache,
   LOOKBACK_BLOCKS,
   type PromptBlock,
-} from "../../scripts/bench/prompt_cache.ts";
+} from "../support/fake_vendor/prompt_cache.ts";
 import { startCacheUpstream } from "../../scripts/bench/cache_upstream.ts";
 import {
   runSession,
