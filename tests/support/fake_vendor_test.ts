@@ -270,6 +270,7 @@ Deno.test("latency model: a streamed answer is paced on the injected clock", asy
     [1000, ...Array(19).fill(20)],
     "the time to first token, then one token each 1/50 s",
   );
+  assert.equal(vendor.requests[0].firstTokenAt, 1000);
   assert.equal(vendor.requests[0].repliedAt, 1000 + 19 * 20);
   const json = await (await post(`${vendor.origin}/v1/messages`, ask("x"))).json();
   assert.equal(json.usage.output_tokens, 20);

@@ -76,7 +76,10 @@ export async function modelResponse(
   const plan = schedule(pacing.profile, tokenCount(frames), pacing.random);
   const started = request.arrivedAt;
   const { clock } = pacing;
-  const replied = () => (request.repliedAt = clock.now());
+  const replied = () => {
+    request.repliedAt = clock.now();
+    if (Number.isNaN(request.firstTokenAt)) request.firstTokenAt = request.repliedAt;
+  };
   request.status = 200;
   if (!request.stream) {
     await sleepUntil(clock, started, pacing.delayMs + plan.tokenAtMs.at(-1)!, request.signal);
@@ -90,7 +93,10 @@ export async function modelResponse(
     return Response.json(frames.map((f) => f.data));
   }
   const due = dueTimes(frames, plan, pacing.delayMs);
-  const body = pacedStream(frames, due, clock, started, replied);
+  const body = pacedStream(frames, due, clock, started, {
+    firstToken: () => (request.firstTokenAt = clock.now()),
+    end: replied,
+  });
   return new Response(body, {
     headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
   });

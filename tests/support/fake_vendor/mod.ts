@@ -48,8 +48,11 @@ export interface FakeVendorOptions {
   profile?: LatencyProfile;
   /** Latency profiles by caller (the caller header) or, failing that, by model. */
   profiles?: Record<string, LatencyProfile>;
-  /** The answer when no rule matches (default: a filler text of the profile's length). */
-  answer?: Answer | ((request: RecordedRequest) => Answer);
+  /**
+   * The answer when no rule matches; undefined (or a function returning it) gives a filler text
+   * of the latency profile's answer length.
+   */
+  answer?: Answer | ((request: RecordedRequest) => Answer | undefined);
   rules?: Rule[];
 }
 
@@ -131,6 +134,7 @@ export function startFakeVendor(options: FakeVendorOptions = {}): FakeVendor {
       cache: NO_CACHE,
       status: 0,
       arrivedAt: clock.now(),
+      firstTokenAt: NaN,
       repliedAt: NaN,
       signal: AbortSignal.any([req.signal, closing.signal]),
     };

@@ -36,17 +36,24 @@ export async function sleepUntil(
   if (wait > 0) await clock.sleep(wait, signal);
 }
 
-/** A `text/event-stream` body writing each frame at its due time; `onEnd` runs after the last. */
+/** What a paced stream reports: its first output token written, and its last frame. */
+export interface PaceEvents {
+  firstToken(): void;
+  end(): void;
+}
+
+/** A `text/event-stream` body writing each frame at its due time. */
 export function pacedStream(
   frames: readonly Frame[],
   due: readonly number[],
   clock: PaceClock,
   startedAt: number,
-  onEnd: () => void,
+  events: PaceEvents,
 ): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const cancelled = new AbortController();
   let next = 0;
+  let tokens = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (next >= frames.length) {
@@ -58,10 +65,15 @@ export function pacedStream(
       // Frames due together go in one write, as a server flushing its buffer would.
       let text = "";
       const at = due[next];
-      while (next < frames.length && due[next] <= at) text += encodeFrame(frames[next++]);
+      const before = tokens;
+      while (next < frames.length && due[next] <= at) {
+        tokens += frames[next].tokens;
+        text += encodeFrame(frames[next++]);
+      }
       controller.enqueue(encoder.encode(text));
+      if (before === 0 && tokens > 0) events.firstToken();
       if (next >= frames.length) {
-        onEnd();
+        events.end();
         controller.close();
       }
     },

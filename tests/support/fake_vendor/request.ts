@@ -39,9 +39,10 @@ export interface RecordedRequest {
   clientPort: number;
   /** Cache reads and writes (zero for requests that are not model calls). */
   cache: CacheReading;
-  /** The reply's status (0 until decided), and clock times of arrival and of the last byte. */
+  /** The reply's status (0 until decided); clock times of arrival, first output token, last byte. */
   status: number;
   arrivedAt: number;
+  firstTokenAt: number;
   repliedAt: number;
   /** The request's signal: aborts when the client goes away. */
   signal: AbortSignal;
