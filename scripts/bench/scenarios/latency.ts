@@ -245,6 +245,13 @@ export const latency: Scenario = {
     const sources = Object.entries(PROFILES).map(([name, p]) => `- ${name}: ${p.source}`);
     tables.push(`Latency profiles:\n${sources.join("\n")}`);
     if (problems.length) figures[0].note += `; ${problems.length} failed turns: ${problems[0]}`;
-    return { figures, tables, details: { problems } };
+    const calls = vendor.requests.map((r) => ({
+      caller: r.caller,
+      model: r.model,
+      path: r.path,
+      ttftMs: r.firstTokenAt - r.arrivedAt,
+      ms: r.repliedAt - r.arrivedAt,
+    }));
+    return { figures, tables, details: { problems, profiles: PROFILES, calls } };
   },
 };
