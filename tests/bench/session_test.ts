@@ -12,7 +12,7 @@ import {
   LOOKBACK_BLOCKS,
   type PromptBlock,
 } from "../support/fake_vendor/prompt_cache.ts";
-import { startCacheUpstream } from "../../scripts/bench/cache_upstream.ts";
+import { startCacheUpstream } from "../../scripts/bench/upstream_calls.ts";
 import {
   runSession,
   sessionAgents,

@@ -48,3 +48,17 @@ Deno.test("sse reader: a live body is read record by record; a last unterminated
   assert.deepEqual(rest.map((r) => r.event), ["one", "two", "three"]);
   assert.equal(await reader.next(), undefined);
 });
+
+Deno.test("sse reader: each record once across 7-byte chunks; a half record waits for its end", () => {
+  const decoder = new SseDecoder();
+  const stream = 'event: message_start\ndata: {"a":1}\n\nevent: ping\ndata: {}\r\n\r\n' +
+    'event: content_block_delta\ndata: {"t":"x"}\n\n';
+  const records = [];
+  for (let i = 0; i < stream.length; i += 7) records.push(...decoder.push(stream.slice(i, i + 7)));
+  assert.deepEqual(records.map((r) => [r.event, r.text]), [
+    ["message_start", '{"a":1}'],
+    ["ping", "{}"],
+    ["content_block_delta", '{"t":"x"}'],
+  ]);
+  assert.deepEqual(decoder.push("event: half\ndata: 1\n"), []);
+});

@@ -84,7 +84,7 @@ async function sendTurn(origin: string, kind: TurnKind, run: number, vendor: Fak
   const turn = await streamMessages(origin, chainTurnBody(kind, run), {
     onTextDelta: mark,
     onEvent(event) {
-      if (event.event === "content_block_start" && event.data.includes('"tool_use"')) mark();
+      if (event.data?.content_block?.type === "tool_use") mark();
     },
   });
   const calls = vendor.requests.slice(before);

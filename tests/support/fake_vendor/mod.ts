@@ -35,9 +35,9 @@ import { type Answer, type Matcher, partsOf, type Rule, Script } from "./script.
 export type { Answer, Matcher, Rule } from "./script.ts";
 export type { Failure, Part } from "./reply.ts";
 export type { Api, RecordedRequest } from "./request.ts";
-export { CALLER_HEADER } from "./request.ts";
+export { CALLER_HEADER, routeOf } from "./request.ts";
 export type { LatencyProfile, PaceClock } from "./latency.ts";
-export { INSTANT, VirtualClock } from "./latency.ts";
+export { INSTANT, realClock, VirtualClock } from "./latency.ts";
 
 export interface FakeVendorOptions {
   /** The clock replies are paced on (default: real time). */
