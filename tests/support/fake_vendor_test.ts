@@ -311,3 +311,23 @@ Deno.test("fake vendor: the official SDKs talk to it", async () => {
   const plain = await openai.responses.create({ model: "gpt-test", input: "hi" });
   assert.equal(plain.output_text, "From the fake too.");
 });
+
+Deno.test("fake vendor: holdLast streams all but the last token until released", async () => {
+  const release = Promise.withResolvers<void>();
+  await using vendor = startFakeVendor({
+    answer: { text: "one two three", holdLast: release.promise },
+  });
+  const response = await post(`${vendor.origin}/v1/messages`, ask("x", { stream: true }));
+  await using reader = new SseReader(response);
+  const pieces = tokenPieces("one two three");
+  const texts: string[] = [];
+  for (let i = 0; i < pieces.length - 1; i++) {
+    texts.push((await reader.until("content_block_delta")).data.delta.text);
+  }
+  assert.equal(texts.join(""), pieces.slice(0, -1).join(""));
+  assert.ok(Number.isNaN(vendor.requests[0].repliedAt), "the last token is held");
+  release.resolve();
+  const rest = await reader.rest();
+  assert.equal(rest.at(-1)!.event, "message_stop");
+  assert.ok(Number.isFinite(vendor.requests[0].repliedAt));
+});

@@ -58,6 +58,8 @@ export interface Pacing {
   profile: LatencyProfile;
   random: () => number;
   delayMs: number;
+  /** The last output token waits for this. */
+  holdLast?: Promise<unknown>;
 }
 
 /** The reply to a model call answered with `parts`, paced by `pacing`. */
@@ -83,6 +85,7 @@ export async function modelResponse(
   request.status = 200;
   if (!request.stream) {
     await sleepUntil(clock, started, pacing.delayMs + plan.tokenAtMs.at(-1)!, request.signal);
+    await pacing.holdLast;
     replied();
     return Response.json(jsonOf(request, r));
   }
@@ -96,6 +99,7 @@ export async function modelResponse(
   const body = pacedStream(frames, due, clock, started, {
     firstToken: () => (request.firstTokenAt = clock.now()),
     end: replied,
+    holdLast: pacing.holdLast,
   });
   return new Response(body, {
     headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },

@@ -23,6 +23,7 @@ import { tokensOf } from "./prompt_cache.ts";
 import {
   cacheKeyOf,
   CALLER_HEADER,
+  invalidOf,
   modelOf,
   parseBody,
   promptOf,
@@ -70,8 +71,6 @@ export interface FakeVendor extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** The Messages API refuses more cache breakpoints than this. */
-const MAX_BREAKPOINTS = 4;
 const NO_CACHE: CacheReading = { total: 0, read: 0, write: 0 };
 
 function hashOf(text: string): number {
@@ -163,20 +162,15 @@ export function startFakeVendor(options: FakeVendorOptions = {}): FakeVendor {
     r.api === "messages" || r.api === "responses" || r.api === "chat" || r.api === "gemini";
 
   const reply = async (request: RecordedRequest): Promise<Response> => {
-    if (isModelCall(request) && (!request.body || typeof request.body !== "object")) {
-      return failureResponse(request, { status: 400, message: "the body is not a JSON object" });
-    }
-    if (request.api === "messages") {
-      const marks = anthropicBlocks(request.body as Record<string, unknown>)
-        .filter((b) => b.breakpoint).length;
-      if (marks > MAX_BREAKPOINTS) {
-        const message = `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be ` +
-          `provided. Found ${marks}.`;
-        return failureResponse(request, { status: 400, message });
-      }
-    }
     const answer = script.answer(request) ??
       (isModelCall(request) ? defaultAnswer(request) : undefined);
+    if (answer?.response) {
+      // The test's own response: sent as it is, whatever the request.
+      await clock.sleep(answer.delayMs ?? 0, request.signal);
+      return await answer.response(request);
+    }
+    const invalid = isModelCall(request) ? invalidOf(request) : undefined;
+    if (invalid) return failureResponse(request, invalid);
     if (!answer) return housekeeping(request);
     const profile = profileOf(request, answer);
     if (answer.hang) {
@@ -186,9 +180,8 @@ export function startFakeVendor(options: FakeVendorOptions = {}): FakeVendor {
       return new Response(null, { status: 504 });
     }
     const parts = partsOf(answer);
-    if (answer.response || answer.fail || !parts || !isModelCall(request)) {
+    if (answer.fail || !parts || !isModelCall(request)) {
       await clock.sleep(answer.delayMs ?? 0, request.signal);
-      if (answer.response) return await answer.response(request);
       if (answer.fail) return failureResponse(request, answer.fail);
       return housekeeping(request);
     }
@@ -199,6 +192,7 @@ export function startFakeVendor(options: FakeVendorOptions = {}): FakeVendor {
       profile,
       random: randomFor(request),
       delayMs: answer.delayMs ?? 0,
+      holdLast: answer.holdLast,
     });
   };
 

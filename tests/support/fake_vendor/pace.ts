@@ -36,10 +36,12 @@ export async function sleepUntil(
   if (wait > 0) await clock.sleep(wait, signal);
 }
 
-/** What a paced stream reports: its first output token written, and its last frame. */
+/** What a paced stream reports (its first output token written, its last frame) and waits on. */
 export interface PaceEvents {
   firstToken(): void;
   end(): void;
+  /** The last output token waits for this (a test's gate). */
+  holdLast?: Promise<unknown>;
 }
 
 /** A `text/event-stream` body writing each frame at its due time. */
@@ -54,6 +56,7 @@ export function pacedStream(
   const cancelled = new AbortController();
   let next = 0;
   let tokens = 0;
+  const lastToken = frames.findLastIndex((f) => f.tokens > 0);
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       if (next >= frames.length) {
@@ -63,12 +66,18 @@ export function pacedStream(
       await sleepUntil(clock, startedAt, due[next], cancelled.signal);
       if (cancelled.signal.aborted) return;
       // Frames due together go in one write, as a server flushing its buffer would.
-      let text = "";
-      const at = due[next];
+      let end = next;
+      while (end < frames.length && due[end] <= due[next]) end++;
+      if (events.holdLast && next <= lastToken && lastToken < end) {
+        // Everything before the last token goes first; the last waits for the gate.
+        if (next < lastToken) end = lastToken;
+        else await events.holdLast;
+      }
       const before = tokens;
-      while (next < frames.length && due[next] <= at) {
+      let text = "";
+      for (; next < end; next++) {
         tokens += frames[next].tokens;
-        text += encodeFrame(frames[next++]);
+        text += encodeFrame(frames[next]);
       }
       controller.enqueue(encoder.encode(text));
       if (before === 0 && tokens > 0) events.firstToken();

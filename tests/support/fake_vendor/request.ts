@@ -4,6 +4,7 @@
  * caller and cache key, and the record kept of it for assertions.
  */
 import { anthropicBlocks, type CacheReading, geminiText, openaiText } from "./prompt_cache.ts";
+import type { Failure } from "./reply.ts";
 
 export type Api =
   | "messages"
@@ -107,4 +108,22 @@ export function modelOf(body: unknown, pathModel: string | undefined): string {
   if (pathModel) return pathModel;
   const model = (body as Json | undefined)?.model;
   return typeof model === "string" ? model : "";
+}
+
+/** The Messages API refuses more cache breakpoints than this. */
+const MAX_BREAKPOINTS = 4;
+
+/** Why a model call is refused as the real API would refuse it (400), or undefined. */
+export function invalidOf(request: RecordedRequest): Failure | undefined {
+  if (!request.body || typeof request.body !== "object") {
+    return { status: 400, message: "the body is not a JSON object" };
+  }
+  if (request.api !== "messages") return undefined;
+  const marks = anthropicBlocks(request.body as Json).filter((b) => b.breakpoint).length;
+  if (marks <= MAX_BREAKPOINTS) return undefined;
+  return {
+    status: 400,
+    message: `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. ` +
+      `Found ${marks}.`,
+  };
 }

@@ -25,6 +25,8 @@ export interface Answer {
   delayMs?: number;
   /** The latency model for this answer (else the fake's profile for its caller or model). */
   profile?: LatencyProfile;
+  /** The last output token waits for this (a test holding an answer mid-stream). */
+  holdLast?: Promise<unknown>;
 }
 
 /** Which requests a rule is for; every field given must match. */
