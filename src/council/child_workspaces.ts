@@ -3,6 +3,7 @@
  * workspace (its changes read back, one candidate's applied), all in the real one
  * (`isolation: shared`), or all read-only when no copy can be made.
  */
+import { createHash } from "node:crypto";
 import type { AgentPrompt, ChildAccess } from "../agents/types.ts";
 import { type Changes, describeFiles } from "../workspace/changes.ts";
 import type { IsolatedWorkspace, Isolator } from "../workspace/isolation.ts";
@@ -52,6 +53,7 @@ export class ChildWorkspaces {
     const started = turn.env.clock.now();
     const made = await isolator.isolate(cwd, count, {
       turnId: turn.request.id,
+      slot: workspaceSlot(turn.request.sessionKey),
       signal: turn.signal,
     });
     if (!made.ok) return readOnly(made.reason);
@@ -167,6 +169,14 @@ export class ChildWorkspaces {
       this.#turn.log.warn("cannot remove the turn's workspaces: {error}", { error: String(err) });
     }
   }
+}
+
+/**
+ * The session's workspace slot: a short hash of its key, so every turn of a session puts its
+ * children in the same paths (their prompts' prefixes then stay byte-identical across turns).
+ */
+export function workspaceSlot(sessionKey: string): string {
+  return createHash("sha256").update(`workspace:${sessionKey}`).digest("hex").slice(0, 16);
 }
 
 /** `text` with every mention of the directory `from` (and paths below it) moved to `to`. */

@@ -39,6 +39,8 @@ export type Isolation =
 
 export interface IsolateOptions {
   turnId: string;
+  /** The session's slot: its turns reuse one path, so children's prompts stay cacheable. */
+  slot?: string;
   signal?: AbortSignal;
 }
 
@@ -68,7 +70,7 @@ export class Isolator {
       if (refusal) return { ok: false, reason: refusal };
       // The record names the repository before any worktree exists, for a crash's clean-up.
       const repo = location.kind === "git" ? location.top : undefined;
-      dir = await this.registry.open(options.turnId, repo);
+      dir = await this.registry.open(options.turnId, repo, options.slot);
       await Deno.mkdir(join(dir, "scratch"));
       const made = location.kind === "git"
         ? await worktreesIn(dir, location, count, signal)

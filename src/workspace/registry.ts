@@ -1,8 +1,8 @@
 /**
  * Where isolated workspaces live and who owns them: one directory per turn under a known root,
- * named after the owning gateway process and holding a record of the repository whose
- * worktrees it contains, so the turn's clean-up, and the next start after a crash, can remove
- * every worktree and copy.
+ * holding a record of its owning gateway process and of the repository whose worktrees it
+ * contains, so the turn's clean-up, and the next start after a crash, can remove every worktree
+ * and copy.
  */
 import process from "node:process";
 import { join } from "node:path";
@@ -56,13 +56,19 @@ export class WorkspaceRegistry {
     this.#isAlive = options.isAlive ?? processAlive;
   }
 
-  /** Makes the turn's directory (private to this user) with its record; returns its path. */
-  async open(turnId: string, repo?: string): Promise<string> {
+  /**
+   * Makes the turn's directory (private to this user) with its record; returns its path.
+   *
+   * With a `slot` (a session's), the directory is the slot's own, the same on every turn of the
+   * session: children's prompts and their CLIs' own system prompts name their working copy, and
+   * a path that changed every turn would change every child's cacheable prompt prefix. A slot
+   * still held by another running turn gives this turn a directory of its own instead.
+   */
+  async open(turnId: string, repo?: string, slot?: string): Promise<string> {
     await Deno.mkdir(this.#root, { recursive: true, mode: 0o700 });
     const root = await Deno.realPath(this.#root);
-    const name = `${this.#pid}-${turnId.replace(/[^\w.-]/g, "_")}-${randomHex()}`;
-    const dir = join(root, name);
-    await Deno.mkdir(dir, { mode: 0o700 });
+    const dir = (slot && await this.#claimSlot(root, slot)) ||
+      await makeDir(join(root, `${this.#pid}-${safeName(turnId)}-${randomHex()}`));
     const record: WorkspaceRecord = {
       version: 1,
       pid: this.#pid,
@@ -72,6 +78,20 @@ export class WorkspaceRegistry {
     };
     await Deno.writeTextFile(join(dir, RECORD), JSON.stringify(record));
     return dir;
+  }
+
+  /** The slot's directory, made for this turn; undefined while a live gateway's turn holds it. */
+  async #claimSlot(root: string, slot: string): Promise<string | undefined> {
+    const dir = join(root, `${SLOT_PREFIX}${safeName(slot)}`);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (await makeDir(dir).then(() => true, alreadyExists)) return dir;
+      // Left behind by a turn of a gateway that is gone: clean it up and take it.
+      const owner = await ownerOf(dir);
+      if (owner !== undefined && this.#isAlive(owner)) return undefined;
+      if (owner === undefined && !(await olderThan(dir, TORN_RECORD_MS))) return undefined;
+      await this.remove(dir);
+    }
+    return undefined;
   }
 
   /** Removes a turn's directory: its worktrees from their repository, then every file. */
@@ -100,14 +120,52 @@ export class WorkspaceRegistry {
       throw err;
     }
     for (const entry of entries) {
-      const pid = Number(/^(\d+)-/.exec(entry.name)?.[1]);
-      if (!entry.isDirectory || !pid) continue;
-      if (pid !== this.#pid && this.#isAlive(pid)) continue;
+      if (!entry.isDirectory) continue;
       const dir = join(root, entry.name);
+      const pid = Number(/^(\d+)-/.exec(entry.name)?.[1]) ||
+        (entry.name.startsWith(SLOT_PREFIX) ? await ownerOf(dir) : undefined);
+      if (!pid) {
+        // A slot whose record was never written: its turn died at once, or is opening now.
+        if (!entry.name.startsWith(SLOT_PREFIX) || !(await olderThan(dir, TORN_RECORD_MS))) {
+          continue;
+        }
+      } else if (pid !== this.#pid && this.#isAlive(pid)) continue;
       await this.remove(dir);
       removed.push(dir);
     }
     return removed;
+  }
+}
+
+/** A session slot's directory name starts so; a turn's own starts with its gateway's pid. */
+const SLOT_PREFIX = "s-";
+/** A directory without its record for this long was left by a turn that died opening it. */
+const TORN_RECORD_MS = 60_000;
+
+function safeName(text: string): string {
+  return text.replace(/[^\w.-]/g, "_");
+}
+
+async function makeDir(dir: string): Promise<string> {
+  await Deno.mkdir(dir, { mode: 0o700 });
+  return dir;
+}
+
+function alreadyExists(err: unknown): false {
+  if (err instanceof Deno.errors.AlreadyExists) return false;
+  throw err;
+}
+
+async function ownerOf(dir: string): Promise<number | undefined> {
+  return (await readRecord(dir))?.pid;
+}
+
+async function olderThan(dir: string, ms: number): Promise<boolean> {
+  try {
+    const { mtime } = await Deno.stat(dir);
+    return !mtime || Date.now() - mtime.getTime() > ms;
+  } catch {
+    return false;
   }
 }
 

@@ -291,3 +291,76 @@ Deno.test("isolated turn: when git cannot apply at all, the answer says nothing 
   assert.equal(await read(join(repo.path, "shared.txt")), SHARED);
   assert.deepEqual(await listDir(state.path), [], "the copies are still removed");
 });
+
+Deno.test("isolated turn: each child's prompt keeps a byte-identical prefix from turn to turn", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  await gitRepo(repo.path, { "shared.txt": SHARED });
+  const { runTurn, fake } = council(
+    state.path,
+    byAgent({ "*:child": { text: "an answer" }, "claude:synth": { text: "the answer" } }),
+  );
+  const system = `You are a coding assistant.\nPrimary working directory: ${repo.path}`;
+  const asks = ["Explain shared.txt", "Now shorten it", "And sort it"];
+  for (let turn = 0; turn < asks.length; turn++) {
+    const transcript = asks.slice(0, turn + 1).flatMap((ask, i) =>
+      i < turn
+        ? [{ kind: "user" as const, text: ask }, { kind: "assistant" as const, text: "ok" }]
+        : [
+          { kind: "user" as const, text: ask },
+        ]
+    );
+    await collect(runTurn(
+      testRequest({ cwd: repo.path, system, transcript, ask: asks[turn], sessionKey: "one" }),
+      new AbortController().signal,
+    ));
+  }
+  const children = fake.calls.filter((c) => c.role === "child");
+  assert.equal(children.length, 9);
+  for (const agent of ["claude", "codex", "gemini"]) {
+    const turns = children.filter((c) => c.agent.name === agent).map((c) => c.given);
+    const cwds = children.filter((c) => c.agent.name === agent).map((c) => c.options.cwd);
+    assert.equal(new Set(cwds).size, 1, `${agent} works in one path all session: ${cwds}`);
+    assert.ok(cwds[0]!.startsWith(`${state.path}/`), "still its own copy");
+    for (let i = 1; i < turns.length; i++) {
+      const [before, after] = [turns[i - 1], turns[i]];
+      assert.ok(typeof before !== "string" && typeof after !== "string");
+      assert.deepEqual(after.preamble, before.preamble, `${agent}'s system prompt, turn ${i + 1}`);
+      assert.deepEqual(
+        after.conversation.slice(0, before.conversation.length),
+        before.conversation,
+        `${agent}'s history, turn ${i + 1}`,
+      );
+    }
+  }
+  assert.deepEqual(await listDir(state.path), [], "the slot is removed after each turn");
+});
+
+Deno.test("isolated turn: a second turn of the session running at once gets paths of its own", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  await gitRepo(repo.path, { "shared.txt": SHARED });
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => release = resolve);
+  let started = 0;
+  const { runTurn, fake } = council(
+    state.path,
+    byAgent({
+      "*:child": async () => {
+        if (++started === 3) release();
+        await held;
+        return { text: "an answer" };
+      },
+      "claude:synth": { text: "the answer" },
+    }),
+  );
+  const turn = () =>
+    collect(
+      runTurn(testRequest({ cwd: repo.path, sessionKey: "one" }), new AbortController().signal),
+    );
+  await Promise.all([turn(), turn()]);
+  const cwds = fake.calls.filter((c) => c.role === "child").map((c) => c.options.cwd);
+  assert.equal(new Set(cwds).size, 6, "no child shares another's copy");
+  assert.deepEqual(linkedWorktrees(repo.path), []);
+  assert.deepEqual(await listDir(state.path), []);
+});

@@ -91,3 +91,36 @@ Deno.test("registry: a root reached through a symbolic link is swept as git reco
   assert.equal(removed.length, 1);
   assert.deepEqual(linkedWorktrees(repo.path), [], "unregistered, not only deleted");
 });
+
+Deno.test("registry: a session's slot is one path on every turn, and taken over from a dead gateway", async () => {
+  await using state = await tempDir();
+  const alive = new Set([1]);
+  const first = new WorkspaceRegistry(state.path, { pid: 1, isAlive: (pid) => alive.has(pid) });
+  const dir = await first.open("t1", undefined, "abc");
+  assert.ok(dir.endsWith("/s-abc"));
+  assert.notEqual(await first.open("t2", undefined, "abc"), dir, "held: a path of its own");
+  await first.remove(dir);
+  assert.equal(await first.open("t3", undefined, "abc"), dir, "free again: the same path");
+  // The gateway dies with the slot open; the next one takes it over on its next turn.
+  alive.delete(1);
+  const next = new WorkspaceRegistry(state.path, { pid: 2, isAlive: (pid) => alive.has(pid) });
+  assert.equal(await next.open("t4", undefined, "abc"), dir);
+  const record = JSON.parse(await Deno.readTextFile(join(dir, "record.json")));
+  assert.equal(record.pid, 2);
+});
+
+Deno.test("registry: the next start sweeps a dead gateway's session slots", async () => {
+  await using state = await tempDir();
+  await using repo = await tempDir();
+  await gitRepo(repo.path, { "a.txt": "a\n" });
+  const alive = new Set([1, 3]);
+  const isAlive = (pid: number) => alive.has(pid);
+  const crashed = new Isolator({ root: state.path, pid: 1, isAlive });
+  assert.ok((await crashed.isolate(repo.path, 2, { turnId: "t", slot: "dead" })).ok);
+  const running = new Isolator({ root: state.path, pid: 3, isAlive });
+  assert.ok((await running.isolate(repo.path, 1, { turnId: "u", slot: "live" })).ok);
+  alive.delete(1);
+  const removed = await new WorkspaceRegistry(state.path, { pid: 2, isAlive }).sweep();
+  assert.deepEqual(removed.map((dir) => dir.split("/").pop()), ["s-dead"]);
+  assert.equal(linkedWorktrees(repo.path).length, 1, "the live gateway's worktree is kept");
+});
