@@ -4,14 +4,16 @@
  * contains, so the turn's clean-up, and the next start after a crash, can remove every worktree
  * and copy.
  */
-import process from "node:process";
 import { join } from "node:path";
 import { git } from "./git.ts";
+import { ownerAlive, processIdentity } from "./process_identity.ts";
 
 /** What a turn's directory records before any worktree is made in it. */
 export interface WorkspaceRecord {
   version: 1;
   pid: number;
+  /** The owning process's start (process_identity.ts): a zombie or a reused pid is not it. */
+  identity?: string;
   turnId: string;
   createdAt: string;
   /** The top of the user's repository whose worktrees live here (absent for plain copies). */
@@ -29,31 +31,24 @@ export function defaultWorkspaceRoot(
   return state?.startsWith("/") ? join(state, "council-gateway", "workspaces") : undefined;
 }
 
-/** Whether a process runs (one of another user counts: it exists). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === "EPERM";
-  }
-}
-
 export interface RegistryOptions {
   /** The owning process (default: this one). */
   pid?: number;
-  isAlive?: (pid: number) => boolean;
+  /** Whether the owner recorded as `pid` (with its `identity`, when recorded) still runs. */
+  isAlive?: (pid: number, identity?: string) => boolean;
 }
 
 export class WorkspaceRegistry {
   readonly #root: string;
   readonly #pid: number;
-  readonly #isAlive: (pid: number) => boolean;
+  readonly #isAlive: (pid: number, identity?: string) => boolean;
+  readonly #identity: string | undefined;
 
   constructor(root: string, options: RegistryOptions = {}) {
     this.#root = root;
     this.#pid = options.pid ?? Deno.pid;
-    this.#isAlive = options.isAlive ?? processAlive;
+    this.#isAlive = options.isAlive ?? ownerAlive;
+    this.#identity = options.pid === undefined ? processIdentity(Deno.pid) : undefined;
   }
 
   /**
@@ -72,6 +67,7 @@ export class WorkspaceRegistry {
     const record: WorkspaceRecord = {
       version: 1,
       pid: this.#pid,
+      ...(this.#identity ? { identity: this.#identity } : {}),
       turnId,
       createdAt: new Date().toISOString(),
       ...(repo ? { repo } : {}),
@@ -80,15 +76,31 @@ export class WorkspaceRegistry {
     return dir;
   }
 
+  /**
+   * Whether a live gateway other than this one owns the directory: its record's owner, by pid
+   * and start time, else the pid its name starts with (a turn that died before its record).
+   */
+  async #ownedByLive(dir: string, name: string): Promise<boolean> {
+    const record = await readRecord(dir);
+    const pid = record?.pid ?? Number(/^(\d+)-/.exec(name)?.[1]);
+    if (!pid) {
+      // A slot whose record was never written: its turn died at once, or is opening now.
+      return !name.startsWith(SLOT_PREFIX) || !(await olderThan(dir, TORN_RECORD_MS));
+    }
+    if (record?.identity !== undefined && record.identity === this.#identity) return false;
+    if (pid === this.#pid && record?.identity === undefined) return false;
+    return this.#isAlive(pid, record?.identity);
+  }
+
   /** The slot's directory, made for this turn; undefined while a live gateway's turn holds it. */
   async #claimSlot(root: string, slot: string): Promise<string | undefined> {
     const dir = join(root, `${SLOT_PREFIX}${safeName(slot)}`);
     for (let attempt = 0; attempt < 2; attempt++) {
       if (await makeDir(dir).then(() => true, alreadyExists)) return dir;
       // Left behind by a turn of a gateway that is gone: clean it up and take it.
-      const owner = await ownerOf(dir);
-      if (owner !== undefined && this.#isAlive(owner)) return undefined;
-      if (owner === undefined && !(await olderThan(dir, TORN_RECORD_MS))) return undefined;
+      const record = await readRecord(dir);
+      if (record && this.#isAlive(record.pid, record.identity)) return undefined;
+      if (!record && !(await olderThan(dir, TORN_RECORD_MS))) return undefined;
       await this.remove(dir);
     }
     return undefined;
@@ -122,14 +134,7 @@ export class WorkspaceRegistry {
     for (const entry of entries) {
       if (!entry.isDirectory) continue;
       const dir = join(root, entry.name);
-      const pid = Number(/^(\d+)-/.exec(entry.name)?.[1]) ||
-        (entry.name.startsWith(SLOT_PREFIX) ? await ownerOf(dir) : undefined);
-      if (!pid) {
-        // A slot whose record was never written: its turn died at once, or is opening now.
-        if (!entry.name.startsWith(SLOT_PREFIX) || !(await olderThan(dir, TORN_RECORD_MS))) {
-          continue;
-        }
-      } else if (pid !== this.#pid && this.#isAlive(pid)) continue;
+      if (await this.#ownedByLive(dir, entry.name)) continue;
       await this.remove(dir);
       removed.push(dir);
     }
@@ -154,10 +159,6 @@ async function makeDir(dir: string): Promise<string> {
 function alreadyExists(err: unknown): false {
   if (err instanceof Deno.errors.AlreadyExists) return false;
   throw err;
-}
-
-async function ownerOf(dir: string): Promise<number | undefined> {
-  return (await readRecord(dir))?.pid;
 }
 
 async function olderThan(dir: string, ms: number): Promise<boolean> {
