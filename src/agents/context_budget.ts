@@ -2,9 +2,9 @@
  * How many tokens of prompt an agent may be sent: its `contextTokens`, or a default from the
  * model family's context window less room for the reply and for the CLI's own instructions.
  */
-import type { AgentConfig, Runner } from "../config.ts";
+import type { AgentConfig, Runner } from "../config/mod.ts";
 import { byLongestPrefix } from "./cost.ts";
-import { DEFAULT_MAX_TOKENS } from "./anthropic.ts";
+import { DEFAULT_MAX_TOKENS } from "./http/anthropic.ts";
 
 /**
  * Context windows in tokens (input the model accepts), by lower-case model-id prefix; the

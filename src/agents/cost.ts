@@ -1,7 +1,7 @@
 /**
  * Token estimates and cost: the built-in price table, config overrides, longest-prefix lookup.
  */
-import type { Price } from "../config.ts";
+import type { Price } from "../config/mod.ts";
 import type { PriceTable } from "./types.ts";
 
 /**

@@ -3,19 +3,19 @@
  * its kind (a CLI child, run_cli.ts, or an HTTP call, run_http.ts) and run; every failure,
  * a bug included, becomes a failed `AgentResult`.
  */
-import { nodeCompileCacheDir } from "./compile_cache.ts";
+import { nodeCompileCacheDir } from "./cli/compile_cache.ts";
 import { getLogger } from "@logtape/logtape";
-import { type Clock, systemClock } from "../clock.ts";
-import { type AgentConfig, isHttpRunner } from "../config.ts";
+import { type Clock, systemClock } from "../base/clock.ts";
+import { type AgentConfig, isHttpRunner } from "../config/mod.ts";
 import type { AgentPrompt, AgentRunner, PreparedRun, PrepareOptions, PriceTable } from "./types.ts";
-import { scrubBaseEnv } from "./env.ts";
+import { scrubBaseEnv } from "./child_env.ts";
 import { mergePricing } from "./cost.ts";
-import { type GroupSpawn, machineGroupSpawn } from "./group_spawn.ts";
-import type { GroupRegistry } from "./process.ts";
-import { oneLine } from "../text.ts";
-import { clockSleep } from "./http_stream.ts";
-import { type CliSettings, prepareCli } from "./run_cli.ts";
-import { type HttpSettings, prepareHttp } from "./run_http.ts";
+import { type GroupSpawn, machineGroupSpawn } from "./process/group_spawn.ts";
+import type { GroupRegistry } from "./process/child_process.ts";
+import { oneLine } from "../base/text.ts";
+import { clockSleep } from "./http/completion_stream.ts";
+import { type CliSettings, prepareCli } from "./cli/run_cli.ts";
+import { type HttpSettings, prepareHttp } from "./http/run_http.ts";
 import { failedResult, type RunIdentity, unstartableRun } from "./run_output.ts";
 
 const logger = getLogger(["council-gateway", "agents"]);

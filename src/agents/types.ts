@@ -3,9 +3,9 @@
  *
  * The council imports these; nothing here knows about councils, HTTP or protocols.
  */
-import type { AgentConfig, ChildAccess, Price } from "../config.ts";
-import type { LabelledAttachment } from "../attachments.ts";
-import type { StateHomeSpec } from "./state_home.ts";
+import type { AgentConfig, ChildAccess, Price } from "../config/mod.ts";
+import type { LabelledAttachment } from "../base/attachment.ts";
+import type { StateHomeSpec } from "./cli/state_home.ts";
 
 export type { ChildAccess };
 

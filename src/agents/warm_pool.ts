@@ -4,8 +4,8 @@
  * bounded, refilled once no pooled run is in flight (so refills do not compete with a turn for
  * the CPU), reaped when idle and on shutdown.
  */
-import { type Clock, systemClock, type TimerId } from "../clock.ts";
-import { type AgentConfig, isHttpRunner } from "../config.ts";
+import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
+import { type AgentConfig, isHttpRunner } from "../config/mod.ts";
 import type { AgentPrompt, AgentRunner, PreparedRun, PrepareOptions, RunOptions } from "./types.ts";
 
 export interface WarmPoolSettings {

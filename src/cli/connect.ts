@@ -1,8 +1,8 @@
 /**
  * `connect claude|codex`: the exact settings that point a host CLI at this gateway.
  */
-import type { Config } from "../config.ts";
-import { urlHost } from "../origins.ts";
+import type { Config } from "../config/mod.ts";
+import { urlHost } from "../base/origins.ts";
 
 /** The variable Codex reads the gateway token from (`env_key` of the provider block). */
 export const CODEX_ENV_KEY = "COUNCIL_GATEWAY_TOKEN";

@@ -3,24 +3,24 @@
  * (reachable? model listed?) and the bind address, and prints them as a table, with the agents'
  * health on a gateway already running there.
  */
-import { bindPolicyProblem } from "../auth.ts";
+import { bindPolicyProblem } from "../server/middleware/auth.ts";
 import {
   type AgentEntry,
   type Config,
   DEFAULT_TIMEOUT_MS,
   type HttpRunner,
   isHttpRunner,
-} from "../config.ts";
-import { findOnPath } from "../executables.ts";
-import { urlHost } from "../origins.ts";
+} from "../config/mod.ts";
+import { findOnPath } from "../base/executables.ts";
+import { urlHost } from "../base/origins.ts";
 import { probeHealth } from "../daemon/gateway_client.ts";
 import { clientOrigin } from "./connect.ts";
 import { gatewayHealth } from "./doctor_health.ts";
 import { ADAPTERS, HTTP_ADAPTERS } from "../agents/adapters.ts";
-import { apiKeyEnvOf, baseUrlOf } from "../agents/http.ts";
-import { probeModels } from "../agents/http_probe.ts";
-import { judgeAgent } from "../council/plan.ts";
-import { describeGroupSpawn, machineGroupSpawn } from "../agents/group_spawn.ts";
+import { apiKeyEnvOf, baseUrlOf } from "../agents/http/http_api.ts";
+import { probeModels } from "../agents/http/http_probe.ts";
+import { judgeAgent } from "../council/plan/plan.ts";
+import { describeGroupSpawn, machineGroupSpawn } from "../agents/process/group_spawn.ts";
 
 /**
  * How long a `--version` may take before it counts as broken. Node-based CLIs (gemini) load

@@ -2,7 +2,7 @@
  * `config`: the effective configuration as YAML, with secrets masked.
  */
 import YAML from "yaml";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 
 export const MASK = "***";
 

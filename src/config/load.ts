@@ -6,7 +6,12 @@
  */
 import YAML from "yaml";
 import { join, resolve } from "node:path";
-import { endpointKey, interfaceAddresses, isWildcardHost, selfOriginsFor } from "../origins.ts";
+import {
+  endpointKey,
+  interfaceAddresses,
+  isWildcardHost,
+  selfOriginsFor,
+} from "../base/origins.ts";
 import {
   type AgentConfig,
   type AgentEntry,

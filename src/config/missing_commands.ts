@@ -1,5 +1,5 @@
 /** Configured CLI agents whose executable is not there (on PATH, or at the path given). */
-import { findOnPath } from "../executables.ts";
+import { findOnPath } from "../base/executables.ts";
 import { type Config, isHttpRunner } from "./schema.ts";
 
 type Env = (name: string) => string | undefined;

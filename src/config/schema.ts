@@ -216,7 +216,7 @@ export const ConfigSchema = z.strictObject({
   maxAttachments: z.number().int().positive().default(100),
   /** Fetch URL image and document sources (otherwise passed on as URLs where a child takes one). */
   fetchAttachmentUrls: z.boolean().default(false),
-  /** Request bodies in flight at once, in bytes (more → 429); see src/server/body_budget.ts. */
+  /** Request bodies in flight at once, in bytes (more → 429); see src/server/middleware/body_budget.ts. */
   maxBodyBytesInFlight: z.number().int().positive().default(64 * 1024 * 1024),
   /** Council turns running at once; more wait in a queue of `maxQueuedTurns`, then 429. */
   maxConcurrentTurns: z.number().int().positive().default(4),

@@ -2,7 +2,7 @@
  * A turn's session key (SPEC §2.4): the host's own conversation id when it sends one, otherwise
  * a hash over the system prompt and the first user message with their volatile lines normalised.
  */
-import { textsOf, userMessageAt } from "./ask.ts";
+import { textsOf, userMessageAt } from "./request/ask.ts";
 import type { TranscriptEntry, TurnInput } from "./types.ts";
 
 /**

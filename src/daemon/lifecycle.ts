@@ -4,7 +4,7 @@
  * only when that takes too long).
  */
 import { clientOrigin } from "../cli/connect.ts";
-import { VERSION } from "../version.ts";
+import { VERSION } from "../base/version.ts";
 import type { DaemonPaths } from "./paths.ts";
 import { commandLine, isRunning, waitForExit } from "./process_check.ts";
 import { type SelfInvocation, selfInvocation } from "./self.ts";

@@ -8,7 +8,7 @@ import {
   attachmentBytes,
   describeAttachment,
   labelAttachments,
-} from "../attachments.ts";
+} from "../base/attachment.ts";
 import type { TranscriptEntry, TurnInput } from "../council/types.ts";
 import { AttachmentFetchError, fetchAttachment } from "./attachment_urls.ts";
 

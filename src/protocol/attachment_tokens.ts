@@ -3,8 +3,8 @@
  * pixel area, as Anthropic bills it; a PDF by its page count; never by its base64 length.
  */
 import { Buffer } from "node:buffer";
-import { type Attachment, PDF } from "../attachments.ts";
-import { imageDimensions } from "../image_header.ts";
+import { type Attachment, PDF } from "../base/attachment.ts";
+import { imageDimensions } from "../base/image_header.ts";
 
 /** Anthropic scales larger images down to this long edge before the model sees them. */
 export const MAX_IMAGE_EDGE = 1568;

@@ -4,7 +4,7 @@
  * tool_result contents and the tool definitions, plus each image and document by the rule of
  * attachment_tokens.ts (never by its base64 length). An estimate, not a tokenizer.
  */
-import { type Attachment, PDF } from "../attachments.ts";
+import { type Attachment, PDF } from "../base/attachment.ts";
 import { attachmentTokens } from "./attachment_tokens.ts";
 
 /** Characters per token of the estimate. */

@@ -3,10 +3,10 @@
  * loop of both protocols (start frames, one batch per turn event, keep-alives, failure, abort).
  */
 import type { Logger } from "@logtape/logtape";
-import { type Clock, systemClock } from "../clock.ts";
+import { type Clock, systemClock } from "../base/clock.ts";
 import type { RunTurn, TurnEvent, TurnRequest } from "../council/types.ts";
-import { type SseFrame, sseResponse } from "./sse.ts";
-import { untilAborted } from "./turn.ts";
+import { type SseFrame, sseResponse } from "./sse_writer.ts";
+import { untilAborted } from "./consume_turn.ts";
 
 /** A protocol's pure mapping from turn events to SSE frames. */
 export interface TurnRenderer {

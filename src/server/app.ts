@@ -8,11 +8,11 @@ import { bodyLimit } from "hono/body-limit";
 import { every } from "hono/combine";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Logger } from "@logtape/logtape";
-import { createTokenCheck } from "../auth.ts";
-import { whenBodyEnds } from "../body_end.ts";
-import type { Config } from "../config.ts";
-import { moduleLogger } from "../log.ts";
-import { redact } from "../redact.ts";
+import { createTokenCheck } from "./middleware/auth.ts";
+import { whenBodyEnds } from "./middleware/body_end.ts";
+import type { Config } from "../config/mod.ts";
+import { moduleLogger } from "../base/log.ts";
+import { redact } from "../base/redact.ts";
 import {
   type HostRule,
   hostRule,
@@ -20,19 +20,19 @@ import {
   requireJsonBody,
   requireKnownHost,
   requireLoopbackOrigin,
-} from "../guard.ts";
-import { listModels } from "../models.ts";
+} from "./middleware/browser_guards.ts";
+import { listModels } from "./models.ts";
 import { countTokens } from "../protocol/count_tokens.ts";
 import {
   mountPublicStatusRoutes,
   mountStatusRoutes,
   type StatusRoutesDeps,
 } from "../status/routes.ts";
-import type { ProtocolHandler } from "../protocol/handler.ts";
-import { COUNCIL_DEPTH_HEADER } from "../agents/env.ts";
-import type { AuthThrottle } from "./auth_throttle.ts";
-import type { BodyBudget } from "./body_budget.ts";
-import type { TurnSlots } from "./turn_slots.ts";
+import type { ProtocolHandler } from "../protocol/protocol_handler.ts";
+import { COUNCIL_DEPTH_HEADER } from "../agents/child_env.ts";
+import type { AuthThrottle } from "./middleware/auth_throttle.ts";
+import type { BodyBudget } from "./middleware/body_budget.ts";
+import type { TurnSlots } from "./middleware/turn_slots.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
 export const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;

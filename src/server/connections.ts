@@ -10,7 +10,7 @@
  * itself and only decides who gets a connection, and for how long.
  */
 import type { Logger } from "@logtape/logtape";
-import type { Clock, TimerId } from "../clock.ts";
+import type { Clock, TimerId } from "../base/clock.ts";
 import { type FramingStep, RequestFraming } from "./request_framing.ts";
 
 /** The header the HTTP server reads to find the connection a request came through. */

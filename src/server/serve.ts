@@ -4,9 +4,9 @@
  */
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
-import { type Clock, systemClock, type TimerId } from "../clock.ts";
-import { urlHost } from "../origins.ts";
-import { oncePerBurst } from "../signal_burst.ts";
+import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
+import { urlHost } from "../base/origins.ts";
+import { oncePerBurst } from "./signal_burst.ts";
 import { errorEnvelope, type RequestEnv } from "./app.ts";
 import {
   CONNECTION_HEADER,

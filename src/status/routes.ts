@@ -4,10 +4,10 @@
  * (`GET /v1/council/events`, SSE).
  */
 import type { Context, Hono, Next } from "hono";
-import { type Clock, systemClock, type TimerId } from "../clock.ts";
-import { isLoopbackHost } from "../origins.ts";
-import { sseResponse } from "../protocol/sse.ts";
-import { redact } from "../redact.ts";
+import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
+import { isLoopbackHost } from "../base/origins.ts";
+import { sseResponse } from "../protocol/sse_writer.ts";
+import { redact } from "../base/redact.ts";
 import { DASHBOARD_CSP, dashboardPage } from "./dashboard/page.ts";
 import { sessionKeysFor } from "./session_lookup.ts";
 import type { GatewayInfo, StatusStore } from "./store.ts";

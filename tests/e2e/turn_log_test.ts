@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { spawnGateway } from "./gateway.ts";
+import { spawnGateway } from "../support/gateway_process.ts";
 
 async function oneTurn(json: boolean) {
   const dir = await Deno.makeTempDir({ prefix: "e2e-turn-log-" });

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { resetSync } from "@logtape/logtape";
-import { setupLogging } from "../../src/log.ts";
+import { setupLogging } from "../../src/base/log.ts";
 import {
   assertErrorEnvelope,
   assertNoStackTrace,
@@ -21,7 +21,7 @@ import {
   instantAgent,
   rawRequest,
   TOKEN,
-} from "./helpers.ts";
+} from "../support/real_server.ts";
 
 type Endpoint = "messages" | "responses" | "count_tokens" | "models";
 

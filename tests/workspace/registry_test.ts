@@ -6,7 +6,7 @@ import {
   processAlive,
   WorkspaceRegistry,
 } from "../../src/workspace/registry.ts";
-import { gitRepo, linkedWorktrees, listDir, sh, tempDir } from "./helpers.ts";
+import { gitRepo, linkedWorktrees, listDir, sh, tempDir } from "../support/git_repos.ts";
 
 Deno.test("registry: the default root is the user's state directory", () => {
   const env = (vars: Record<string, string>) => (name: string) => vars[name];

@@ -3,7 +3,7 @@
  */
 import type { Outcome } from "../../council/types.ts";
 import { newId } from "../ids.ts";
-import { redact } from "../../redact.ts";
+import { redact } from "../../base/redact.ts";
 
 export interface MessagesUsage {
   input_tokens: number;

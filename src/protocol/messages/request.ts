@@ -4,11 +4,11 @@
  */
 import { z } from "zod";
 import type { HostHints, ToolSpec, TranscriptEntry, TurnInput } from "../../council/types.ts";
-import { placeholder } from "../../attachments.ts";
+import { placeholder } from "../../base/attachment.ts";
 import { isProgressMarker } from "../ids.ts";
-import { listOrString, ModelName, tolerantUnion } from "../schema.ts";
+import { listOrString, ModelName, tolerantUnion } from "../tolerant_schema.ts";
 import { EntryParts } from "../entry_parts.ts";
-import { Document, documentParts, Image, imageParts } from "./attachments.ts";
+import { Document, documentParts, Image, imageParts } from "./message_attachments.ts";
 
 const Text = z.object({ type: z.literal("text"), text: z.string() });
 /** Content blocks: unknown types (server tool results, search results, …) are tolerated. */

@@ -7,7 +7,7 @@
  */
 import type { TurnEvent } from "../../council/types.ts";
 import { newProgressSignature } from "../ids.ts";
-import type { SseFrame } from "../sse.ts";
+import type { SseFrame } from "../sse_writer.ts";
 import type { TurnRenderer } from "../stream_turn.ts";
 import { outputTokensOf } from "../usage.ts";
 import { messagesError, messagesUsage, outcomeBlock, stopReasonOf } from "./reply.ts";

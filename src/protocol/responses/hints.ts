@@ -4,7 +4,13 @@
  * and how many tools it declared (in `tools` or in `additional_tools` input items).
  */
 import type { HostHints } from "../../council/types.ts";
-import { isRecord, jsonObject, jsonSchemaFields, labelValue, sessionIdValue } from "../hints.ts";
+import {
+  isRecord,
+  jsonObject,
+  jsonSchemaFields,
+  labelValue,
+  sessionIdValue,
+} from "../hint_parts.ts";
 
 export const TURN_METADATA_HEADER = "x-codex-turn-metadata";
 export const SESSION_HEADER = "session-id";

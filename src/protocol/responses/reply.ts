@@ -4,7 +4,7 @@
  */
 import type { Outcome, TurnUsage } from "../../council/types.ts";
 import { estimateTokens, outputTokensOf } from "../usage.ts";
-import { redact } from "../../redact.ts";
+import { redact } from "../../base/redact.ts";
 
 export interface ResponsesUsage {
   input_tokens: number;

@@ -3,12 +3,12 @@
  * translation into the council's neutral `TurnInput` (always with an empty tool list, §1.1.8).
  */
 import { z } from "zod";
-import { placeholder } from "../../attachments.ts";
+import { placeholder } from "../../base/attachment.ts";
 import type { HostHints, TranscriptEntry, TurnInput } from "../../council/types.ts";
 import { isProgressItemId, isProgressMarker } from "../ids.ts";
 import { EntryParts } from "../entry_parts.ts";
-import { listOrString, ModelName, tolerantUnion } from "../schema.ts";
-import { FilePart, fileParts, ImagePart, imageParts } from "./attachments.ts";
+import { listOrString, ModelName, tolerantUnion } from "../tolerant_schema.ts";
+import { FilePart, fileParts, ImagePart, imageParts } from "./input_attachments.ts";
 
 const TextPart = z.object({
   type: z.enum(["input_text", "output_text", "text", "summary_text"]),

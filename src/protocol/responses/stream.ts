@@ -7,7 +7,7 @@
  */
 import type { TurnEvent } from "../../council/types.ts";
 import { newId, newProgressItemId, newProgressSignature } from "../ids.ts";
-import type { SseFrame } from "../sse.ts";
+import type { SseFrame } from "../sse_writer.ts";
 import type { TurnRenderer } from "../stream_turn.ts";
 import {
   answerText,

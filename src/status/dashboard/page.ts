@@ -4,7 +4,7 @@
  * requests to its own origin.
  */
 import { createHash } from "node:crypto";
-import { VERSION } from "../../version.ts";
+import { VERSION } from "../../base/version.ts";
 import { DASHBOARD_SCRIPT } from "./script.ts";
 import { DASHBOARD_STYLE } from "./style.ts";
 
