@@ -38,7 +38,7 @@ export interface AgentRunnerOptions {
   pricing: PriceTable;
   /** Base environment for children; defaults to the gateway's own. */
   baseEnv?: Record<string, string>;
-  /** Drives time-outs and durations (tests pass a FakeClock). */
+  /** Drives time-outs and durations (tests pass a fake one). */
   clock?: Clock;
   /** Real-time wait between SIGTERM and SIGKILL of a child's process group (default 2 s). */
   killGraceMs?: number;

@@ -3,7 +3,7 @@
  * (reachable? model listed?) and the bind address, and prints them as a table, with the agents'
  * health on a gateway already running there.
  */
-import { bindPolicyProblem } from "../server/middleware/auth.ts";
+import { bindPolicyProblem } from "../config/bind_policy.ts";
 import {
   type AgentEntry,
   type Config,

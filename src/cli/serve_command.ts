@@ -3,7 +3,7 @@
  * reloaded when the file changes and on SIGHUP (a SIGHUP because the terminal went away shuts it
  * down instead), and a warning for each configured agent command that is not installed.
  */
-import { bindPolicyProblem } from "../server/middleware/auth.ts";
+import { bindPolicyProblem } from "../config/bind_policy.ts";
 import { type Config, ConfigError } from "../config/mod.ts";
 import { missingCommands } from "../config/missing_commands.ts";
 import {

@@ -5,7 +5,7 @@
  */
 import { basename, dirname, resolve } from "node:path";
 import type { Logger } from "@logtape/logtape";
-import { bindPolicyProblem } from "../server/middleware/auth.ts";
+import { bindPolicyProblem } from "./bind_policy.ts";
 import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
 import type { Config } from "./mod.ts";
 import { type ConfigChange, configChanges, RESTART_KEYS } from "./differences.ts";

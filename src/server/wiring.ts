@@ -3,7 +3,7 @@
  * → serving, then the startup line; and a reload, which wires a new configuration the same way.
  */
 import type { Logger } from "@logtape/logtape";
-import { bindPolicyProblem } from "./middleware/auth.ts";
+import { bindPolicyProblem } from "../config/bind_policy.ts";
 import { type Clock, systemClock } from "../base/clock.ts";
 import { type Config, ConfigError, isHttpRunner } from "../config/mod.ts";
 import { moduleLogger } from "../base/log.ts";

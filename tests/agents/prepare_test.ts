@@ -3,7 +3,7 @@
  * run later it gives what a direct run gives, discarded it leaves nothing behind.
  */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import type { AgentResult } from "../../src/agents/types.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { eventually } from "../support/wait.ts";

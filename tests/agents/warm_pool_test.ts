@@ -6,7 +6,7 @@
  */
 import { promptText } from "../../src/agents/prompt_text.ts";
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import type { AgentConfig } from "../../src/config/mod.ts";
 import { spawnChild } from "../../src/agents/process/child_process.ts";
 import { machineGroupSpawn } from "../../src/agents/process/group_spawn.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { SessionStore } from "../../src/council/session.ts";
 import { createCouncil, type TurnRecord } from "../../src/council/turn/turn.ts";
 import type { TurnJournal } from "../../src/council/journal.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { encodeFrame, type SseChannel, sseResponse } from "../../src/protocol/sse_writer.ts";
 import { collectTurn, TurnIncompleteError, untilAborted } from "../../src/protocol/consume_turn.ts";
 import {

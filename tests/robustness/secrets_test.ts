@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { getLogger, resetSync } from "@logtape/logtape";
 import fc from "fast-check";
 import { childEnv } from "../../src/agents/child_env.ts";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { createCouncil } from "../../src/council/turn/turn.ts";
 import { maskSecret, setupLogging } from "../../src/base/log.ts";
 import { SecretRegistry } from "../../src/base/redact.ts";

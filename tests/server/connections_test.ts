@@ -4,7 +4,7 @@
  * Time is a FakeClock, so each time-out is checked to the millisecond without sleeping.
  */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { moduleLogger } from "../../src/base/log.ts";
 import type { ProtocolHandler } from "../../src/protocol/protocol_handler.ts";
 import { type RunningServer, startServer } from "../../src/server/wiring.ts";

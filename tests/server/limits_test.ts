@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { Context } from "hono";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import type { ProtocolHandler } from "../../src/protocol/protocol_handler.ts";
 import { type AppLimits, createApp, type RequestEnv } from "../../src/server/app.ts";
 import { AUTH_THROTTLE_RULE, AuthThrottle } from "../../src/server/middleware/auth_throttle.ts";

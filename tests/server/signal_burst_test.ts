@@ -1,6 +1,6 @@
 /** One keypress, one signal: copies of a signal within the window count once. */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { oncePerBurst, SIGNAL_BURST_MS } from "../../src/server/signal_burst.ts";
 
 Deno.test("signal burst: copies a launcher forwards count once; a later press counts again", () => {

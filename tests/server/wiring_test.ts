@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { resetSync } from "@logtape/logtape";
 import type { Context } from "hono";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { type Config, ConfigError, loadConfig } from "../../src/config/mod.ts";
 import { setupLogging } from "../../src/base/log.ts";
 import type { ProtocolHandler } from "../../src/protocol/protocol_handler.ts";

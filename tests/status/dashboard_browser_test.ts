@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { startServer } from "../../src/server/wiring.ts";
 import { configOf } from "../support/test_config.ts";
 import { byAgent, fakeAgents, gate } from "../support/scripted_agents.ts";

@@ -10,7 +10,7 @@ import { runCli } from "../../src/cli/mod.ts";
 import { statusCommand } from "../../src/cli/daemon_commands.ts";
 import { runDoctor } from "../../src/cli/doctor.ts";
 import { clockTime } from "../../src/cli/health_text.ts";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { daemonPaths } from "../../src/daemon/paths.ts";
 import { secrets } from "../../src/base/redact.ts";
 import { startServer } from "../../src/server/wiring.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { secrets } from "../../src/base/redact.ts";
 import { startServer } from "../../src/server/wiring.ts";
 import { createApp } from "../../src/server/app.ts";

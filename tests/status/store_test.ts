@@ -3,7 +3,7 @@
  * tokens and cost; recent turns; per-agent figures; spend; one session's view.
  */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { createCouncil } from "../../src/council/turn/turn.ts";
 import type { TurnObserver } from "../../src/council/observer.ts";
 import type { CallRecord, TurnRecord } from "../../src/council/records.ts";

@@ -3,7 +3,7 @@
  * scripted fake `RunAgent`, and a collector for a turn's events.
  */
 import type { AgentConfig, Config, ConfigFile } from "../../src/config/mod.ts";
-import { FakeClock } from "../../src/base/clock.ts";
+import { FakeClock } from "./fake_clock.ts";
 import { createCouncil, type TurnRecord } from "../../src/council/turn/turn.ts";
 import { configOf } from "./test_config.ts";
 import { promptText } from "../../src/agents/prompt_text.ts";

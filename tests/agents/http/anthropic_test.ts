@@ -3,7 +3,7 @@
  * it makes of the stream, usage and cost, and every way the upstream can fail.
  */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../../src/base/clock.ts";
+import { FakeClock } from "../../support/fake_clock.ts";
 import { costOf, findPrice, mergePricing } from "../../../src/agents/cost.ts";
 import { DEFAULT_MAX_TOKENS } from "../../../src/agents/http/anthropic.ts";
 import { withoutUserInfo } from "../../../src/agents/http/url_credentials.ts";

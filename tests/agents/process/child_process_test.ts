@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../../src/base/clock.ts";
+import { FakeClock } from "../../support/fake_clock.ts";
 import { fakeAgent, readFakeLog } from "../../fixtures/fakes.ts";
 import { EventLog, isGone, readPids, tempDir, testRunner } from "../../support/agent_runner.ts";
 

@@ -4,7 +4,7 @@
  * do not synthesize it.
  */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../../src/base/clock.ts";
+import { FakeClock } from "../../support/fake_clock.ts";
 import type { ConfigFile } from "../../../src/config/mod.ts";
 import { AgentHealth } from "../../../src/council/calls/health.ts";
 import {

@@ -5,7 +5,7 @@
  */
 import { promptText } from "../../../src/agents/prompt_text.ts";
 import assert from "node:assert/strict";
-import { FakeClock } from "../../../src/base/clock.ts";
+import { FakeClock } from "../../support/fake_clock.ts";
 import { createAgentRunner } from "../../../src/agents/run.ts";
 import { turnAttachments } from "../../../src/council/prompt/turn_attachments.ts";
 import { answerPrompt } from "../../../src/council/prompt/prompts.ts";

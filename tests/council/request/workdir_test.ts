@@ -118,7 +118,7 @@ Deno.test("cwd: workspaceRoots restricts children to directories under them", ()
 Deno.test("cwd: a refused directory's note reaches progress, and children run in a temp dir", async () => {
   const { createCouncil } = await import("../../../src/council/turn/turn.ts");
   const { newTurnRequest } = await import("../../../src/council/request/turn_request.ts");
-  const { FakeClock } = await import("../../../src/base/clock.ts");
+  const { FakeClock } = await import("../../support/fake_clock.ts");
   const { collect, fakeAgents, testConfig } = await import("../../support/scripted_agents.ts");
   const fake = fakeAgents(() => ({ text: "done" }));
   const { runTurn } = createCouncil({

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../../src/base/clock.ts";
+import { FakeClock } from "../../support/fake_clock.ts";
 import { createCouncil } from "../../../src/council/turn/turn.ts";
 import {
   finishLine,

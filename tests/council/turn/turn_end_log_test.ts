@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { LogRecord } from "@logtape/logtape";
 import { withLogs } from "../../support/captured_logs.ts";
-import { FakeClock } from "../../../src/base/clock.ts";
+import { FakeClock } from "../../support/fake_clock.ts";
 import { createCouncil } from "../../../src/council/turn/turn.ts";
 import {
   collect,

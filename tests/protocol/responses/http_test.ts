@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../../src/base/clock.ts";
+import { FakeClock } from "../../support/fake_clock.ts";
 import type { TurnRequest } from "../../../src/council/types.ts";
 import { codexBody, codexInput } from "../../support/host_bodies.ts";
 import {

@@ -1,7 +1,7 @@
 /** Conformance with the official OpenAI TypeScript SDK against a real running server. */
 import OpenAI from "openai";
 import assert from "node:assert/strict";
-import { FakeClock } from "../../../src/base/clock.ts";
+import { FakeClock } from "../../support/fake_clock.ts";
 import type { TurnRequest } from "../../../src/council/types.ts";
 import {
   answer,

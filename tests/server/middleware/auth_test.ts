@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  bindPolicyProblem,
-  createTokenCheck,
-  presentedTokens,
-} from "../../../src/server/middleware/auth.ts";
+import { createTokenCheck, presentedTokens } from "../../../src/server/middleware/auth.ts";
+import { bindPolicyProblem } from "../../../src/config/bind_policy.ts";
 import { isLoopbackHost } from "../../../src/base/origins.ts";
 
 Deno.test("auth: off without a token", () => {
