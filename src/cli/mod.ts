@@ -1,8 +1,9 @@
 /**
  * The command line: parsing, then one command (`serve` by default), its errors turned into the
- * exit code. Exit codes: 0 ok, 1 runtime failure, 2 usage or config error (one line on stderr);
- * `status` exits 3 when no gateway runs.
+ * exit code.
  */
+// Exit codes: 0 ok, 1 runtime failure, 2 usage or config error (one line on stderr); `status`
+// exits 3 when no gateway runs.
 import { type Config, ConfigError, loadConfig } from "../config/mod.ts";
 import { VERSION } from "../base/version.ts";
 import { COMMANDS, parseCommandLine, type Parsed, UsageError } from "./args.ts";

@@ -1,7 +1,6 @@
 /**
- * The configuration's public names: the schema and its types (config/schema.ts), loading
- * (config/load.ts), agent discovery on PATH (config/discover.ts) and error wording
- * (config/errors.ts).
+ * The configuration and its public names: the schema and its types, loading, agent discovery
+ * on PATH and error wording (reload, differences and the bind policy are imported directly).
  */
 export * from "./schema.ts";
 export * from "./errors.ts";
