@@ -1,7 +1,7 @@
 /**
  * What an HTTP runner's model API is to the rest of the agents layer: an adapter of pure
  * functions from config to request and from events to parsed items, and the small readers the
- * adapters share. How a request travels is http_stream.ts.
+ * adapters share. How a request travels is completion_stream.ts.
  */
 import type { AgentConfig } from "../../config/mod.ts";
 import type { LabelledAttachment } from "../../base/attachment.ts";
