@@ -74,7 +74,7 @@ function gatewayEnv(): Record<string, string> {
   }
 }
 
-/** Records of one child carry the turn id, for the `[turn <id>]` prefix (SPEC §1.2). */
+/** Records of one child carry the turn id, for the `[turn <id>]` prefix (CONTRACT.md §1.2). */
 const logFor = (turnId?: string) => (turnId ? logger.with({ turn: turnId }) : logger);
 
 /** The settings of both kinds of run, from the options and their defaults. */

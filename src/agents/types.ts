@@ -67,7 +67,7 @@ export interface RunOptions {
   /**
    * What the child may do there, mapped by each adapter to its CLI's own mode (read-only:
    * claude's plan mode, codex's read-only sandbox, gemini's default approval). Absent:
-   * `workspace-write`, the spec's full-auto.
+   * `workspace-write`, full-auto (CONTRACT.md §1.1.10).
    */
   access?: ChildAccess;
   /** Overrides the agent's configured model (background pinning, cheap judge). */

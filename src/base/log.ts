@@ -11,7 +11,7 @@ import { MIN_SECRET_LENGTH, secrets as registry } from "./redact.ts";
 export type { Logger };
 export { createRedactor } from "./redact.ts";
 
-/** The levels of SPEC §1.2. */
+/** The levels of CONTRACT.md §1.2. */
 export type LevelName = "debug" | "info" | "warn" | "error";
 
 const TO_LOGTAPE: Record<LevelName, LogLevel> = {

@@ -44,7 +44,7 @@ function parseFlagEnv(name: string, raw: string): boolean {
   );
 }
 
-/** The `SVC_*` variables of SPEC §2.5 and the key each overrides. */
+/** The `SVC_*` variables of CONTRACT.md §2.5 and the key each overrides. */
 export const ENV_KEYS = {
   SVC_GATEWAY_HOST: "host",
   SVC_GATEWAY_PORT: "port",
@@ -58,7 +58,7 @@ export const ENV_KEYS = {
 } as const;
 
 /**
- * Overlays the `SVC_*` variables of SPEC §2.5 onto the file's object. An empty variable counts
+ * Overlays the `SVC_*` variables of CONTRACT.md §2.5 onto the file's object. An empty variable counts
  * as unset. Returns the merged object and which variable set which key.
  */
 export function overlayEnv(
@@ -101,7 +101,7 @@ export function applyEnv(file: Record<string, unknown>, env: Env): Record<string
 }
 
 /**
- * Candidate config file paths, in lookup order (DESIGN.md "External interface"): `--config`,
+ * Candidate config file paths, in lookup order (CONTRACT.md §3): `--config`,
  * else `$SVC_CONFIG`, else `./council.yaml`, else `$XDG_CONFIG_HOME/council-gateway/config.yaml`
  * (`~/.config/…` when XDG_CONFIG_HOME is unset). Paths come back absolute.
  */

@@ -1,5 +1,5 @@
 /**
- * A turn's session key (SPEC §2.4): the host's own conversation id when it sends one, otherwise
+ * A turn's session key (CONTRACT.md §2.4): the host's own conversation id when it sends one, otherwise
  * a hash over the system prompt and the first user message with their volatile lines normalised.
  */
 import { textsOf, userMessageAt } from "./request/ask.ts";
@@ -36,7 +36,7 @@ async function sha256Hex(text: string): Promise<string> {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** SHA-256 hex of system prompt + first user message (SPEC §2.4), volatile lines normalised. */
+/** SHA-256 hex of system prompt + first user message (CONTRACT.md §2.4), volatile lines normalised. */
 export function sessionKeyOf(
   system: string,
   transcript: readonly TranscriptEntry[],

@@ -1,6 +1,6 @@
 /**
  * The host's provider credentials, read from request headers, for children when `passApiKeys`
- * is on (SPEC §5.6). The gateway's own inbound token is never forwarded as a credential.
+ * is on (CONTRACT.md §5.6). The gateway's own inbound token is never forwarded as a credential.
  */
 import { maskSecret } from "../base/log.ts";
 

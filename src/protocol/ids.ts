@@ -1,6 +1,6 @@
 /**
  * Ids we mint for replies, and the marker that lets us recognise our own progress blocks when a
- * host sends them back (SPEC §6.3: they must never reach a child or change the session key).
+ * host sends them back (CONTRACT.md §6.3: they must never reach a child or change the session key).
  */
 
 /** Prefix of every progress signature / `encrypted_content` we mint. Versioned on purpose. */

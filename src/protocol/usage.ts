@@ -5,7 +5,7 @@
 import type { Outcome, TurnInput, TurnUsage } from "../council/types.ts";
 import { attachmentTokens } from "./attachment_tokens.ts";
 
-/** About one token per four characters (SPEC §8); never 0 for non-empty text. */
+/** About one token per four characters (CONTRACT.md §8); never 0 for non-empty text. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }

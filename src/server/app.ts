@@ -1,5 +1,5 @@
 /**
- * The HTTP app: the four endpoints of SPEC §4 behind their middleware (access log, browser
+ * The HTTP app: the four endpoints of CONTRACT.md §4 behind their middleware (access log, browser
  * guards, recursion guard, auth and its throttle, body budget and limit, turn slots), and the
  * error envelopes every refusal is answered in.
  */
@@ -38,7 +38,7 @@ import type { TurnSlots } from "./middleware/turn_slots.ts";
 export const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
 export const RECURSION_MESSAGE = "recursive call from a council child";
 
-/** The four endpoints of SPEC §4. */
+/** The four endpoints of CONTRACT.md §4. */
 export const PATHS = {
   messages: "/v1/messages",
   responses: "/v1/responses",
@@ -46,12 +46,12 @@ export const PATHS = {
   models: "/v1/models",
 } as const;
 
-/** Anthropic error envelope `{type:"error", error:{type, message}}` (SPEC §2.3). */
+/** Anthropic error envelope `{type:"error", error:{type, message}}` (CONTRACT.md §2.3). */
 export function errorEnvelope(type: string, message: string) {
   return { type: "error", error: { type, message: redact(message) } } as const;
 }
 
-/** OpenAI's error shape, plus SPEC §2.3's top-level `type: "error"` (clients ignore it). */
+/** OpenAI's error shape, plus CONTRACT.md §2.3's top-level `type: "error"` (clients ignore it). */
 export function openAiError(type: string, message: string, code: string | null = null) {
   return { type: "error", error: { message: redact(message), type, param: null, code } } as const;
 }
@@ -127,7 +127,7 @@ function protocolError(
     : c.json(errorEnvelope(type, message), status);
 }
 
-/** HTTP 429 with an integer `retry-after` (SPEC: Claude Code honours up to 60 s). */
+/** HTTP 429 with an integer `retry-after` (Claude Code honours up to 60 s). */
 function tooMany(c: Context, retryAfterS: number, message: string): Response {
   c.header("retry-after", String(retryAfterS));
   return protocolError(c, 429, "rate_limit_error", message, "rate_limit_exceeded");
@@ -279,7 +279,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("*", requireKnownHost(ownHosts, refuse), requireLoopbackOrigin(refuse));
   if (deps.status) app.route("/", statusRoutes(mountPublicStatusRoutes, deps.status));
   app.use("*", authenticate(deps, log));
-  // Hono answers HEAD with the GET route; SPEC §4 allows only the four method/path pairs.
+  // Hono answers HEAD with the GET route; CONTRACT.md §4 allows only the four method/path pairs.
   app.use("*", (c, next) => c.req.raw.method === "HEAD" ? Promise.resolve(c.notFound()) : next());
   if (deps.status) app.route("/", statusRoutes(mountStatusRoutes, deps.status));
 
@@ -293,7 +293,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.post(PATHS.responses, turn, (c) => deps.responses(c, c.var.body));
   app.post(PATHS.countTokens, body, async (c) => {
     const result = parseJsonBytes(new Uint8Array(await c.req.arrayBuffer()));
-    // SPEC §4.3: a body that fails to parse counts as 0, not an error.
+    // CONTRACT.md §4.3: a body that fails to parse counts as 0, not an error.
     return c.json({ input_tokens: result.ok ? countTokens(result.value) : 0 });
   });
   app.get(PATHS.models, (c) => c.json(models));

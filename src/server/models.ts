@@ -1,5 +1,5 @@
 /**
- * The `GET /v1/models` list (SPEC §2.1) in the Anthropic list shape: the council under its
+ * The `GET /v1/models` list (CONTRACT.md §2.1) in the Anthropic list shape: the council under its
  * synthetic id `svc-council` and under `claude-council` (Claude Code's model picker keeps only
  * ids containing "claude" or "anthropic"), plus each distinct model of `defaultAgents`.
  */

@@ -35,7 +35,7 @@ import { connectionCap, processFileLimit } from "./file_limit.ts";
 import { serve } from "./serve.ts";
 import { TurnSlots } from "./middleware/turn_slots.ts";
 
-/** The startup line of DESIGN.md "External interface". */
+/** The startup line of CONTRACT.md §3. */
 export function startupLine(config: Readonly<Config>, port: number): string {
   const agents = config.defaultAgents.map((a) => `${a.name}:${a.model}`).join(",") || "none";
   return `listening on http://${urlHost(config.host)}:${port} ` +

@@ -31,7 +31,7 @@ async function configError(yaml: string, env: Record<string, string> = {}): Prom
 
 const AGENTS = "defaultAgents:\n  - runner: claude\n    model: opus\n";
 
-Deno.test("config: defaults match DESIGN.md", async () => {
+Deno.test("config: defaults match CONTRACT.md §2.5", async () => {
   const config = await loadYaml(AGENTS);
   assert.equal(config.host, "127.0.0.1");
   assert.equal(config.port, 6767);
@@ -318,7 +318,7 @@ Deno.test("config: duplicate agent names are made unique; councilSize defaults t
   assert.equal((await loadYaml(AGENTS + "councilSize: 5\n")).councilSize, 5);
 });
 
-Deno.test("config: parseConfigObject accepts every DESIGN.md key", () => {
+Deno.test("config: parseConfigObject accepts every key the README documents", () => {
   const parsed = parseConfigObject({
     host: "127.0.0.1",
     port: 6767,

@@ -1,5 +1,5 @@
 /**
- * SPEC §1.2 / §1.1.11 through the real process: every turn logs, under its `[turn <id>]`
+ * CONTRACT.md §1.2 / §1.1.11 through the real process: every turn logs, under its `[turn <id>]`
  * prefix, the closing council recap and the session's cumulative spend (`sessionUsd`).
  */
 import assert from "node:assert/strict";

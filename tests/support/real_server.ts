@@ -182,7 +182,7 @@ export function assertErrorEnvelope(
     assert.equal(json.type, "error", `${what}: Anthropic envelope has type "error"`);
     assert.deepEqual(Object.keys(json).sort(), ["error", "type"], what);
   } else {
-    // SPEC §2.3: `type: "error"` on every envelope, OpenAI's `{error:{…}}` shape inside.
+    // CONTRACT.md §2.3: `type: "error"` on every envelope, OpenAI's `{error:{…}}` shape inside.
     assert.equal(json.type, "error", `${what}: OpenAI-shaped envelope has type "error"`);
     assert.deepEqual(Object.keys(json).sort(), ["error", "type"], what);
     assert.ok("param" in error && "code" in error, `${what}: OpenAI error has param and code`);

@@ -173,7 +173,7 @@ export const codexAdapter: Adapter = {
       ? withoutFlags(agent.args, WRITE_ENABLING_FLAGS)
       : agent.args;
     // Read-only: codex's read-only sandbox (commands run, writes fail). Otherwise full-auto as
-    // the spec asks, inside codex's own workspace sandbox; args may tighten it.
+    // CONTRACT.md §1.1.10 asks, inside codex's own workspace sandbox; args may tighten it.
     if (access === "read-only") args.push("--sandbox", "read-only");
     else if (!hasFlag(own, SANDBOX_FLAGS)) args.push("--sandbox", "workspace-write");
     // Children are one-shot: no session files in the user's ~/.codex/sessions.

@@ -20,7 +20,7 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   const conversation = turn.request;
   if (plan.kind === "single") {
     const { child } = plan;
-    // A lone child works in the real directory, full-auto (SPEC §1.1.10).
+    // A lone child works in the real directory, full-auto (CONTRACT.md §1.1.10).
     const fit = fitFor(turn.request, child.agent, child.model);
     const prompt = answerPrompt(conversation, child.directive, fit);
     const result = await callAgent(turn, child.agent, prompt, {
@@ -62,7 +62,7 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
     const candidates = replies.filter(ANSWERS.usable);
     if (candidates.length === 0) return turn.allFailed(replies.map(childFailure));
     // Even a lone surviving candidate goes through the synthesizer: on a fanned-out turn only
-    // the synthesizer writes the answer (SPEC §6.5), and it can still check and fix that draft.
+    // the synthesizer writes the answer (CONTRACT.md §6.5), and it can still check and fix that draft.
     return await synthesize(turn, candidates, replies, workspaces);
   } finally {
     await workspaces.dispose();

@@ -33,7 +33,7 @@ export interface CallOptions {
   textFilter?: TextFilter;
   /** Where the agent works (default: the turn's working directory). */
   cwd?: string;
-  /** What it may do there (default: workspace-write, the spec's full-auto). */
+  /** What it may do there (default: workspace-write, full-auto as CONTRACT.md §1.1.10 says). */
   access?: ChildAccess;
   /** Lets the caller cut the call off (quorum); default: a switch of the call's own. */
   control?: CallControl;

@@ -33,7 +33,7 @@ export type PlanSettings = Pick<
   "defaultAgents" | "councilSize" | "fanOutPolicy" | "fanOutScope"
 >;
 
-/** SPEC §1.1.5: housekeeping traffic is recognised by the requested model's name. */
+/** CONTRACT.md §1.1.5: housekeeping traffic is recognised by the requested model's name. */
 export function isBackgroundModel(model: string): boolean {
   return /haiku|small|fast/i.test(model);
 }
@@ -180,7 +180,7 @@ function servesFamily(agent: AgentConfig, model: string): boolean {
 }
 
 /**
- * SPEC §1.1.5's background rule: one child of the model's family, no directive, pinned to the
+ * CONTRACT.md §1.1.5's background rule: one child of the model's family, no directive, pinned to the
  * model the host asked for. Housekeeping on the host's main model is pinned only when that
  * model is one the chosen agent can run (not the council's own id).
  */

@@ -9,7 +9,7 @@ export const NO_SYNTHESIZER = "every agent that could synthesize is cooling down
   "in this turn";
 
 /**
- * Agent 0 synthesizes first (SPEC §1.1.9); fallbacks are the other agents in configured order
+ * Agent 0 synthesizes first (CONTRACT.md §1.1.9); fallbacks are the other agents in configured order
  * whose children answered and none failed (they would most likely fail again, and a timed-out
  * agent would hold the turn for another time-out). Agents cooling down never synthesize, nor
  * does agent 0 when its child was cut off retrying a failing upstream this turn, or cut off

@@ -1,5 +1,5 @@
 /**
- * The user's actual ask (SPEC §1.1.4): the last user message with injected harness scaffolding
+ * The user's actual ask (CONTRACT.md §1.1.4): the last user message with injected harness scaffolding
  * stripped.
  */
 import { placeholder } from "../../base/attachment.ts";
@@ -58,7 +58,7 @@ export function textsOf(entries: readonly TranscriptEntry[]): string[] {
 }
 
 /**
- * SPEC §1.1.4: the last user message's text, scaffolding stripped; its raw text if nothing is
+ * CONTRACT.md §1.1.4: the last user message's text, scaffolding stripped; its raw text if nothing is
  * left. A tool-loop message (tool results plus, at most, injected reminders) is not an ask:
  * the ask is then the user's last real message before it.
  */

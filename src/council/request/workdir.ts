@@ -1,5 +1,5 @@
 /**
- * Recovers the host's working directory from the texts the host itself wrote (SPEC §1.1.3).
+ * Recovers the host's working directory from the texts the host itself wrote (CONTRACT.md §1.1.3).
  */
 import { isAbsolute, sep } from "node:path";
 import type { TranscriptEntry } from "../types.ts";

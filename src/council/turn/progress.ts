@@ -1,5 +1,5 @@
 /**
- * Progress narration (SPEC §6.3): line formats, and a per-turn narrator that turns agent events
+ * Progress narration (CONTRACT.md §6.3): line formats, and a per-turn narrator that turns agent events
  * into progress lines with throttled telemetry and a heartbeat on an injectable clock.
  */
 import type { Clock, TimerId } from "../../base/clock.ts";

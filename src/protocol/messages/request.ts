@@ -84,7 +84,7 @@ function resultParts(blocks: z.infer<typeof ResultBlock>[] | undefined): EntryPa
   return parts;
 }
 
-/** Our own progress thinking block, sent back by the host (SPEC §6.3). */
+/** Our own progress thinking block, sent back by the host (CONTRACT.md §6.3). */
 export function isOwnProgressBlock(block: MessageBlock): boolean {
   return block.type === "thinking" && isProgressMarker(block.signature);
 }
@@ -170,7 +170,7 @@ export function toolSpecs(tools: MessagesRequest["tools"]): ToolSpec[] {
     }));
 }
 
-/** SPEC §1.1.2: a continuation when the last user message carries a tool_result. */
+/** CONTRACT.md §1.1.2: a continuation when the last user message carries a tool_result. */
 export function isContinuation(messages: MessagesRequest["messages"]): boolean {
   const lastUser = messages.findLast((m) => m.role === "user");
   return lastUser?.content.some((block) => block.type === "tool_result") ?? false;

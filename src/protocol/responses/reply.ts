@@ -134,6 +134,6 @@ export function responsesError(
   param: string | null = null,
   code: string | null = null,
 ) {
-  // SPEC §2.3: every error body is `{type: "error", error: {message, …}}`.
+  // CONTRACT.md §2.3: every error body is `{type: "error", error: {message, …}}`.
   return { type: "error" as const, error: { message: redact(message), type, param, code } };
 }

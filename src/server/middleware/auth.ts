@@ -1,5 +1,5 @@
 /**
- * Inbound authentication (SPEC §5): the shared token presented as a bearer token or `x-api-key`,
+ * Inbound authentication (CONTRACT.md §5): the shared token presented as a bearer token or `x-api-key`,
  * compared in constant time.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
