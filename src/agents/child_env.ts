@@ -8,10 +8,10 @@ import { endpointKey } from "../base/origins.ts";
 /** Header every claude child sends (via ANTHROPIC_CUSTOM_HEADERS); the server refuses it. */
 export const COUNCIL_DEPTH_HEADER = "x-council-depth";
 /** Set to "1" in every child's environment. */
-export const CHILD_MARKER_VARIABLE = "COUNCIL_GATEWAY_CHILD";
+const CHILD_MARKER_VARIABLE = "COUNCIL_GATEWAY_CHILD";
 
 /** Variables a host agent sets in the shells it spawns; a child must not look nested. */
-export const HOST_MARKER_VARIABLES: readonly string[] = [
+const HOST_MARKER_VARIABLES: readonly string[] = [
   "CLAUDECODE",
   "CLAUDE_CODE_ENTRYPOINT",
   "CLAUDE_CODE_SESSION_ID",
@@ -39,7 +39,7 @@ export function pointsAtSelf(name: string, value: string, selfOrigins: readonly 
   return key !== undefined && selfOrigins.some((origin) => endpointKey(origin) === key);
 }
 
-export interface ChildEnvOptions {
+interface ChildEnvOptions {
   /** The gateway's environment (or a test's stand-in). */
   base: Readonly<Record<string, string>>;
   passApiKeys: boolean;
@@ -71,7 +71,7 @@ function withDepthHeader(existing: string | undefined): string {
 }
 
 /** The options the gateway's own variables are scrubbed by (the same for every child). */
-export type ScrubOptions = Pick<
+type ScrubOptions = Pick<
   ChildEnvOptions,
   "base" | "passApiKeys" | "selfOrigins" | "withheld" | "credentialVariables"
 >;
@@ -83,7 +83,7 @@ export type ScrubOptions = Pick<
 const MIN_CONTAINED_LENGTH = 8;
 
 /** Whether `value` is, or contains, one of the withheld values. */
-export function holdsWithheld(value: string, withheld: readonly string[]): boolean {
+function holdsWithheld(value: string, withheld: readonly string[]): boolean {
   return withheld.some((secret) =>
     secret !== "" &&
     (value === secret || (secret.length >= MIN_CONTAINED_LENGTH && value.includes(secret)))

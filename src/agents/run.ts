@@ -21,9 +21,9 @@ import { failedResult, type RunIdentity, unstartableRun } from "./run_output.ts"
 const logger = getLogger(["council-gateway", "agents"]);
 
 export const DEFAULT_KILL_GRACE_MS = 2_000;
-export const DEFAULT_MAX_TEXT_CHARS = 2_000_000;
-export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
-export const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
+const DEFAULT_MAX_TEXT_CHARS = 2_000_000;
+const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
 
 export interface AgentRunnerOptions {
   /** Config `passApiKeys`: keep provider credentials in the child's environment. */

@@ -18,7 +18,7 @@ import { oneLine } from "../base/text.ts";
 import { promptText } from "./prompt_text.ts";
 
 /** How a run ended, whatever ran it. */
-export interface RunEnd {
+interface RunEnd {
   exitCode: number | null;
   timedOut: boolean;
   aborted: boolean;
@@ -155,7 +155,7 @@ export function failedResult(
   };
 }
 
-export interface RecorderContext {
+interface RecorderContext {
   id: RunIdentity;
   clock: Clock;
   prices: Readonly<PriceTable>;

@@ -175,7 +175,7 @@ export interface PreparedRun {
 }
 
 /** Starts an agent's child without a prompt. Never throws: a child that cannot start fails on `run`. */
-export type PrepareAgent = (agent: AgentConfig, options: PrepareOptions) => Promise<PreparedRun>;
+type PrepareAgent = (agent: AgentConfig, options: PrepareOptions) => Promise<PreparedRun>;
 
 /** `RunAgent` (prepare, then run at once) with `prepare` alongside. */
 export type AgentRunner = RunAgent & { prepare: PrepareAgent };
@@ -222,7 +222,7 @@ export interface AttachmentDelivery {
   dir?: string;
 }
 
-export interface ArgvOptions {
+interface ArgvOptions {
   role: AgentRole;
   model: string;
   /** Set when the turn has attachments. */
@@ -239,7 +239,7 @@ export interface ParserContext {
 }
 
 /** Facts about the gateway process an adapter may need for the child's environment. */
-export interface EnvContext {
+interface EnvContext {
   /** The gateway runs as root (claude then needs IS_SANDBOX=1 to skip permissions). */
   isRoot: boolean;
   /** Where a Node-based CLI may keep its compiled code between runs (unset: leave it alone). */

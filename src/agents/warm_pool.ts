@@ -8,7 +8,7 @@ import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
 import { type AgentConfig, isHttpRunner } from "../config/mod.ts";
 import type { AgentPrompt, AgentRunner, PreparedRun, PrepareOptions, RunOptions } from "./types.ts";
 
-export interface WarmPoolSettings {
+interface WarmPoolSettings {
   /** Children kept ready per (agent, role, model, cwd); 0 turns the pool off. */
   size: number;
   /** A ready child unused this long is ended, and its key is not refilled until used again. */

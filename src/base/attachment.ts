@@ -3,9 +3,9 @@
  * URL — with the few facts every layer asks of one: its size, data URL, file name and label.
  */
 
-export type AttachmentKind = "image" | "document";
+type AttachmentKind = "image" | "document";
 
-export type AttachmentSource =
+type AttachmentSource =
   | { type: "base64"; data: string }
   | { type: "url"; url: string };
 
@@ -49,7 +49,7 @@ export function isBase64(text: string): boolean {
 }
 
 /** Bytes that base64 `text` decodes to, counted without decoding it. */
-export function decodedSize(text: string): number {
+function decodedSize(text: string): number {
   const compact = text.replace(/\s+/g, "");
   const padding = compact.endsWith("==") ? 2 : compact.endsWith("=") ? 1 : 0;
   return Math.max(0, Math.floor(compact.length * 3 / 4) - padding);

@@ -12,7 +12,7 @@ export function isExecutableFile(path: string): boolean {
 }
 
 /** Where `findExecutable` looks. */
-export interface ExecutableSearch {
+interface ExecutableSearch {
   /** The PATH a bare name is searched in. */
   path?: string;
   /** What relative paths (a command with a slash, a relative PATH entry) are relative to. */

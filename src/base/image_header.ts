@@ -4,7 +4,7 @@
  */
 import { imageSize } from "image-size";
 
-export interface Dimensions {
+interface Dimensions {
   width: number;
   height: number;
 }

@@ -31,7 +31,7 @@ const FROM_LOGTAPE: Record<LogLevel, LevelName> = {
 };
 
 /** Root category; modules log under `["council-gateway", "<module>"]`. */
-export const ROOT_CATEGORY = "council-gateway";
+const ROOT_CATEGORY = "council-gateway";
 
 /** A module's logger. */
 export function moduleLogger(module: string): Logger {
@@ -39,7 +39,7 @@ export function moduleLogger(module: string): Logger {
 }
 
 /** Environment variables whose values are secrets: the agents' credential list plus ours. */
-export const SECRET_ENV_VARS: readonly string[] = [
+const SECRET_ENV_VARS: readonly string[] = [
   "SVC_GATEWAY_TOKEN",
   ...GATEWAY_TOKEN_VARIABLES,
   ...CREDENTIAL_VARIABLES,
@@ -82,7 +82,7 @@ function hex(char: string, digits: number): string {
 }
 
 /** Text with every unsafe character shown as an escape (`\n`, `\x1b`, `\u202e`). */
-export function escapeControls(text: string): string {
+function escapeControls(text: string): string {
   return text.replace(
     UNSAFE_CHARACTERS,
     (char) =>
@@ -106,7 +106,7 @@ function renderValue(value: unknown): string {
 }
 
 /** The message with its template values substituted. */
-export function renderMessage(record: LogRecord): string {
+function renderMessage(record: LogRecord): string {
   return record.message.map((part, i) => (i % 2 === 0 ? String(part) : renderValue(part))).join(
     "",
   );
@@ -126,7 +126,7 @@ function fieldText(value: unknown): string {
 }
 
 /** Human-readable line: `2026-11-21T05:12:00.000Z INFO  [turn ab12] message key=value`. */
-export function formatText(record: LogRecord): string {
+function formatText(record: LogRecord): string {
   const level = FROM_LOGTAPE[record.level].toUpperCase().padEnd(5);
   const turn = record.properties.turn;
   const prefix = turn === undefined ? "" : `[turn ${renderValue(turn)}] `;
@@ -145,7 +145,7 @@ function jsonSafe(value: unknown): unknown {
 }
 
 /** JSON line: `{"ts","level","msg","turn"?,"module",...fields}` (every property as a field). */
-export function formatJson(record: LogRecord): string {
+function formatJson(record: LogRecord): string {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(record.properties)) out[key] = jsonSafe(value);
   out.ts = new Date(record.timestamp).toISOString();
@@ -171,7 +171,7 @@ export function writeStdout(text: string): void {
   while (offset < bytes.length) offset += Deno.stdout.writeSync(bytes.subarray(offset));
 }
 
-export interface LogOptions {
+interface LogOptions {
   level: LevelName;
   json: boolean;
   /**

@@ -4,7 +4,7 @@
  */
 
 /** What a secret is replaced by. */
-export const MASK = "***";
+const MASK = "***";
 
 /** Secrets shorter than this are not masked: they would mangle ordinary words. */
 export const MIN_SECRET_LENGTH = 4;
@@ -148,7 +148,7 @@ export class SecretRegistry {
  * Masks secrets in text that arrives in pieces: a secret split across pieces is still masked,
  * because the end of what has arrived is held back while it could be the start of a secret.
  */
-export class StreamRedactor {
+class StreamRedactor {
   #registry: SecretRegistry;
   #pending = "";
 

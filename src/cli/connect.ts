@@ -22,7 +22,7 @@ export const CODEX_OFFERED_MODEL = "gpt-6-sol";
 export const PLACEHOLDER_TOKEN = "council-gateway-no-auth";
 
 /** Quotes a value for POSIX shells when it needs quoting. */
-export function shellQuote(value: string): string {
+function shellQuote(value: string): string {
   return /^[A-Za-z0-9_\-.,:/@%+=]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 

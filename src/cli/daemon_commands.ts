@@ -21,7 +21,7 @@ export interface DaemonContext {
 }
 
 /** `status`'s exit code when no gateway runs (as init scripts' `status` does). */
-export const NOT_RUNNING = 3;
+const NOT_RUNNING = 3;
 
 function lastLines(text: string, count: number): string {
   const lines = text.trimEnd().split("\n");
@@ -29,7 +29,7 @@ function lastLines(text: string, count: number): string {
 }
 
 /** Where a gateway already answers: the background one, else one on the configured port. */
-export async function findGateway(
+async function findGateway(
   context: Pick<DaemonContext, "config" | "paths">,
 ): Promise<{ origin: string; managed: boolean; pid?: number } | null> {
   const daemon = runningDaemon(context.paths);
@@ -133,7 +133,7 @@ export async function statusCommand(context: DaemonContext): Promise<number> {
   return 0;
 }
 
-export interface LogsOptions {
+interface LogsOptions {
   /** Lines from the end to print first; 0 = the whole log. */
   lines: number;
   follow: boolean;

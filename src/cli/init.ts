@@ -71,7 +71,7 @@ export function starterConfig(find: (command: string) => string | null, today: s
   ].join("\n");
 }
 
-export interface InitOptions {
+interface InitOptions {
   path: string;
   force: boolean;
   env: Env;

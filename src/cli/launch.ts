@@ -14,9 +14,9 @@ import {
   PLACEHOLDER_TOKEN,
 } from "./connect.ts";
 
-export type Host = "claude" | "codex";
+type Host = "claude" | "codex";
 
-export interface LaunchPlan {
+interface LaunchPlan {
   /** The executable to look up on PATH. */
   command: Host;
   args: string[];

@@ -20,7 +20,7 @@ import { startServer } from "../server/wiring.ts";
 type Env = (name: string) => string | undefined;
 
 /** A terminal that hung up cannot be opened any more; one that is still there can. */
-export function terminalGone(): boolean {
+function terminalGone(): boolean {
   try {
     Deno.openSync("/dev/tty", { read: true }).close();
     return false;
@@ -48,7 +48,7 @@ function setupServeLogging(config: Readonly<Config>, env: Env): void {
   });
 }
 
-export function warnMissingCommands(config: Readonly<Config>, env: Env, log: Logger): void {
+function warnMissingCommands(config: Readonly<Config>, env: Env, log: Logger): void {
   for (const missing of missingCommands(config, env)) {
     log.warn(
       "agent {agent}: command {command} not found; its calls will fail until it is installed " +

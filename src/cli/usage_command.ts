@@ -12,7 +12,7 @@ interface Spend {
   usd: number;
 }
 
-export interface DayUsage extends Spend {
+interface DayUsage extends Spend {
   /** YYYY-MM-DD (UTC). */
   day: string;
   /** Turns that ran a council (capped turns are not counted). */
@@ -20,14 +20,14 @@ export interface DayUsage extends Spend {
   calls: number;
 }
 
-export interface SessionUsage extends Spend {
+interface SessionUsage extends Spend {
   session: string;
   first: string;
   last: string;
   turns: number;
 }
 
-export interface AgentUsage extends Spend {
+interface AgentUsage extends Spend {
   agent: string;
   calls: number;
   /** Calls that failed, timed out or were aborted. */
@@ -57,7 +57,7 @@ function add(into: Spend, from: { inputTokens: number; outputTokens: number }, u
 }
 
 /** Folds ledger entries into the summary (pure; `summarizeLedger` reads the file). */
-export class UsageTally {
+class UsageTally {
   #days = new Map<string, DayUsage>();
   #sessions = new Map<string, SessionUsage>();
   #agents = new Map<string, AgentUsage>();

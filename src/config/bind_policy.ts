@@ -1,14 +1,14 @@
 /** The start-up rule that a bind reachable from other machines needs a long enough token. */
 import { isLoopbackHost } from "../base/origins.ts";
 
-export interface BindPolicy {
+interface BindPolicy {
   host: string;
   token?: string;
   allowUnauthenticatedRemote: boolean;
 }
 
 /** The shortest token a non-loopback bind accepts: 16 characters are not guessed over HTTP. */
-export const MIN_REMOTE_TOKEN_LENGTH = 16;
+const MIN_REMOTE_TOKEN_LENGTH = 16;
 
 /**
  * Children run full-auto, so an open remote port would be remote code execution: a

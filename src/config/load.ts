@@ -61,7 +61,7 @@ export const ENV_KEYS = {
  * Overlays the `SVC_*` variables of CONTRACT.md §2.5 onto the file's object. An empty variable counts
  * as unset. Returns the merged object and which variable set which key.
  */
-export function overlayEnv(
+function overlayEnv(
   file: Record<string, unknown>,
   env: Env,
 ): { merged: Record<string, unknown>; sources: EnvSources } {
@@ -93,11 +93,6 @@ export function overlayEnv(
     }
   }
   return { merged, sources };
-}
-
-/** Overlays the `SVC_*` variables onto the file's object (see `overlayEnv`). */
-export function applyEnv(file: Record<string, unknown>, env: Env): Record<string, unknown> {
-  return overlayEnv(file, env).merged;
 }
 
 /**
@@ -136,7 +131,7 @@ function readError(path: string, err: unknown): ConfigError {
  * Reads and parses the YAML file. A file named by `--config` or `$SVC_CONFIG` must exist; the
  * default locations are skipped when absent.
  */
-export function readConfigFile(
+function readConfigFile(
   explicit: string | undefined,
   env: Env,
   cwd: string = Deno.cwd(),
@@ -247,7 +242,7 @@ function checkNotSelf(
   }
 }
 
-export interface LoadOptions {
+interface LoadOptions {
   /** `--config FILE` */
   configPath?: string;
   /** CLI flag overrides (`--host`, `--port`), applied over env. */

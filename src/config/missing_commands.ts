@@ -4,7 +4,7 @@ import { type Config, isHttpRunner } from "./schema.ts";
 
 type Env = (name: string) => string | undefined;
 
-export interface MissingCommand {
+interface MissingCommand {
   agent: string;
   command: string;
 }

@@ -11,9 +11,9 @@ import type { Config } from "./mod.ts";
 import { type ConfigChange, configChanges, RESTART_KEYS } from "./differences.ts";
 
 /** Editors write a file in several steps; this long after the last event the file is read. */
-export const RELOAD_SETTLE_MS = 200;
+const RELOAD_SETTLE_MS = 200;
 
-export interface ConfigReloaderOptions {
+interface ConfigReloaderOptions {
   /** Loads the configuration as at start (same file lookup, env and flags); throws on error. */
   load: () => Readonly<Config>;
   current: Readonly<Config>;

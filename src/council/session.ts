@@ -42,7 +42,7 @@ export interface Ticket {
 }
 
 /** Whether a turn may run now. */
-export type Admission =
+type Admission =
   | { kind: "run"; ticket: Ticket }
   | { kind: "capped"; cap: SessionCap }
   /**
@@ -52,7 +52,7 @@ export type Admission =
   | { kind: "wait"; running: number; settled: Promise<void> };
 
 /** Finds an evicted session's counters again (in a ledger); undefined when it has none. */
-export type SessionLookup = (key: string) => Promise<Session | undefined>;
+type SessionLookup = (key: string) => Promise<Session | undefined>;
 
 interface Entry {
   session: Session;

@@ -47,7 +47,7 @@ export function sessionKeyOf(
 }
 
 /** Where a turn's session key came from. */
-export type SessionSource = "host" | "hash";
+type SessionSource = "host" | "hash";
 
 /**
  * The session key: a hash of the host's session id when it sent one (`/clear` and a new

@@ -13,15 +13,8 @@ import { appendLine } from "./file.ts";
 import { ledgerCallLine, type LedgerEntry, ledgerEntry, ledgerStart } from "./lines.ts";
 import { lookupSession, rebuildSessions } from "./sessions.ts";
 
-export {
-  LEDGER_VERSION,
-  type LedgerCall,
-  LedgerCallSchema,
-  type LedgerEntry,
-  ledgerEntry,
-  LedgerEntrySchema,
-} from "./lines.ts";
-export { type LedgerScan, readLedger, rebuildSessions, type RebuiltSessions } from "./sessions.ts";
+export { type LedgerCall, type LedgerEntry, ledgerEntry } from "./lines.ts";
+export { type LedgerScan, readLedger, rebuildSessions } from "./sessions.ts";
 
 /** Appends one finished turn's entry (fsynced, after closing off a torn last line). */
 export function appendEntry(path: string, entry: LedgerEntry): void {
@@ -43,7 +36,7 @@ function describe(err: unknown): string {
 }
 
 /** A ledger file opened for appending; every method throws LedgerError when it cannot write. */
-export class Ledger implements TurnJournal {
+class Ledger implements TurnJournal {
   constructor(readonly path: string) {}
 
   started(start: TurnStart): void {

@@ -34,7 +34,7 @@ export class AttachmentFetchError extends Error {
   }
 }
 
-export interface FetchLimits {
+interface FetchLimits {
   /** Reading stops (and the fetch fails) beyond this many bytes. */
   maxBytes: number;
   signal: AbortSignal;

@@ -33,7 +33,7 @@ export async function* untilAborted<T>(
 }
 
 /** The end of a turn as a JSON reply needs it. */
-export interface TurnResult {
+interface TurnResult {
   outcome: Outcome;
   usage: TurnUsage;
   /** No agent produced anything (see the `done` event's `failed`). */

@@ -5,7 +5,7 @@
 import { maskSecret } from "../base/log.ts";
 
 /** Which environment variable each credential header maps to. */
-export interface CredentialNames {
+interface CredentialNames {
   /** Variable for an `x-api-key` header value. */
   apiKey?: string;
   /** Variable for an `Authorization: Bearer` value. */

@@ -4,9 +4,9 @@
  */
 
 /** Prefix of every progress signature / `encrypted_content` we mint. Versioned on purpose. */
-export const PROGRESS_MARKER = "council-gateway.progress.v1.";
+const PROGRESS_MARKER = "council-gateway.progress.v1.";
 /** Prefix of the id of our Responses reasoning item (Codex echoes ids verbatim). */
-export const PROGRESS_ITEM_PREFIX = "rs_cgwprogress_";
+const PROGRESS_ITEM_PREFIX = "rs_cgwprogress_";
 
 function randomHex(bytes: number): string {
   return Array.from(

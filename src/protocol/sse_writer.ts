@@ -21,7 +21,7 @@ export interface SseChannel {
   readonly signal: AbortSignal;
 }
 
-export interface SseOptions {
+interface SseOptions {
   clock: Clock;
   keepAliveMs: number;
   /** Builds the keep-alive frame (called on every tick, so it may carry a sequence number). */
@@ -32,7 +32,7 @@ export interface SseOptions {
   run: (channel: SseChannel) => Promise<void>;
 }
 
-export const SSE_HEADERS: Readonly<Record<string, string>> = {
+const SSE_HEADERS: Readonly<Record<string, string>> = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
   "x-accel-buffering": "no",

@@ -5,13 +5,13 @@
 import { z } from "zod";
 
 /** Longest `model` accepted: real ids are short, and the name is echoed and logged. */
-export const MAX_MODEL_CHARS = 256;
+const MAX_MODEL_CHARS = 256;
 
 /** The `model` field of both protocols. */
 export const ModelName = z.string().min(1).max(MAX_MODEL_CHARS);
 
 /** What an element of an unknown `type` becomes: kept, marked, and ignored downstream. */
-export const Other = z.object({ type: z.literal("other"), originalType: z.string() });
+const Other = z.object({ type: z.literal("other"), originalType: z.string() });
 
 type Typed = z.ZodObject<{ type: z.ZodLiteral<string> | z.ZodEnum }>;
 

@@ -11,7 +11,7 @@ export function estimateTokens(text: string): number {
 }
 
 /** The prompt as text: system, transcript and declared tools, in the order a model reads them. */
-export function promptText(input: TurnInput): string {
+function promptText(input: TurnInput): string {
   const parts: string[] = [input.system];
   for (const entry of input.transcript) {
     switch (entry.kind) {
@@ -48,7 +48,7 @@ export function inputTokensOf(input: TurnInput): number {
 }
 
 /** The outcome as the text a model would have produced. */
-export function outcomeText(outcome: Outcome): string {
+function outcomeText(outcome: Outcome): string {
   return outcome.kind === "answer" ? outcome.text : JSON.stringify(outcome.input);
 }
 

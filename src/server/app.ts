@@ -35,7 +35,7 @@ import type { BodyBudget } from "./middleware/body_budget.ts";
 import type { TurnSlots } from "./middleware/turn_slots.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
-export const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
+const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
 export const RECURSION_MESSAGE = "recursive call from a council child";
 
 /** The four endpoints of CONTRACT.md §4. */
@@ -52,16 +52,16 @@ export function errorEnvelope(type: string, message: string) {
 }
 
 /** OpenAI's error shape, plus CONTRACT.md §2.3's top-level `type: "error"` (clients ignore it). */
-export function openAiError(type: string, message: string, code: string | null = null) {
+function openAiError(type: string, message: string, code: string | null = null) {
   return { type: "error", error: { message: redact(message), type, param: null, code } } as const;
 }
 
-export type BodyResult =
+type BodyResult =
   | { ok: true; value: unknown }
   | { ok: false; message: string };
 
 /** A request body (already within the size limit) as JSON, or why it is not. */
-export function parseJsonBytes(bytes: Uint8Array): BodyResult {
+function parseJsonBytes(bytes: Uint8Array): BodyResult {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -95,7 +95,7 @@ export interface AppLimits {
   authFailures?: AuthThrottle;
 }
 
-export interface AppDeps {
+interface AppDeps {
   config: Readonly<Config>;
   messages: ProtocolHandler;
   responses: ProtocolHandler;

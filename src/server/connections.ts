@@ -28,14 +28,14 @@ export interface ConnectionLimits {
 }
 
 /** What the HTTP server learns about a request's connection. */
-export interface ConnectionInfo {
+interface ConnectionInfo {
   /** The client's address (no port). */
   peer: string;
   /** The response to one request on this connection has been sent (or given up). */
   responseDone(): void;
 }
 
-export interface GateOptions {
+interface GateOptions {
   /** The public listener, already bound. */
   listener: Deno.Listener;
   /** Opens a connection to the HTTP server behind the gate. */

@@ -10,7 +10,7 @@ export const COUNCIL_MODEL_ID = "svc-council";
 /** The same council under an id Claude Code's model picker shows. */
 export const CLAUDE_COUNCIL_MODEL_ID = "claude-council";
 
-export interface ModelEntry {
+interface ModelEntry {
   type: "model";
   id: string;
   display_name: string;
@@ -20,7 +20,7 @@ export interface ModelEntry {
   created_at: string;
 }
 
-export interface ModelList {
+interface ModelList {
   data: ModelEntry[];
   has_more: false;
   first_id: string | null;

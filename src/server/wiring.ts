@@ -36,7 +36,7 @@ import { serve } from "./serve.ts";
 import { TurnSlots } from "./middleware/turn_slots.ts";
 
 /** The startup line of CONTRACT.md §3. */
-export function startupLine(config: Readonly<Config>, port: number): string {
+function startupLine(config: Readonly<Config>, port: number): string {
   const agents = config.defaultAgents.map((a) => `${a.name}:${a.model}`).join(",") || "none";
   return `listening on http://${urlHost(config.host)}:${port} ` +
     `(${PATHS.messages}, ${PATHS.responses}) ` +
@@ -109,7 +109,7 @@ export interface RunningServer {
 
 export const DEFAULT_GRACE_MS = 3000;
 /** Longer than a cancelled child may take to end: SIGTERM→SIGKILL, then its pipes drain. */
-export const DEFAULT_ABORT_GRACE_MS = 2 * DEFAULT_KILL_GRACE_MS + 1000;
+const DEFAULT_ABORT_GRACE_MS = 2 * DEFAULT_KILL_GRACE_MS + 1000;
 
 function readEnv(name: string): string | undefined {
   try {

@@ -17,7 +17,7 @@ const HEALTHY: AgentHealthView = {
 };
 
 /** The view of one reading at `now` (no reading: healthy). */
-export function healthView(reading: AgentHealthReading | undefined, now: number): AgentHealthView {
+function healthView(reading: AgentHealthReading | undefined, now: number): AgentHealthView {
   if (!reading) return HEALTHY;
   const until = reading.coolingUntil;
   // The council's clock is the store's; a cool-down that has just run out reads as over.

@@ -13,7 +13,7 @@ import { sessionKeysFor } from "./session_lookup.ts";
 import type { GatewayInfo, StatusStore } from "./store.ts";
 import type { StatusDocument } from "./types.ts";
 
-export const STATUS_PATHS = {
+const STATUS_PATHS = {
   health: "/health",
   dashboard: "/",
   status: "/v1/council/status",
@@ -24,7 +24,7 @@ export const STATUS_PATHS = {
 export const EVENTS_MIN_GAP_MS = 500;
 /** While a turn runs or an agent cools down, a frame at least this often (times move). */
 export const EVENTS_TICK_MS = 1000;
-export const EVENTS_KEEP_ALIVE_MS = 15_000;
+const EVENTS_KEEP_ALIVE_MS = 15_000;
 
 export interface StatusRoutesDeps {
   store: StatusStore;

@@ -29,7 +29,7 @@ import type {
 /** Finished turns kept for the status document. */
 export const RECENT_TURNS = 50;
 /** Sessions remembered for the status line (least recently active forgotten first). */
-export const SESSIONS_KEPT = 1000;
+const SESSIONS_KEPT = 1000;
 /** Activity lines are cut to this length. */
 const MAX_ACTIVITY = 120;
 

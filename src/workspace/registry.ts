@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { git } from "./git.ts";
 
 /** What a turn's directory records before any worktree is made in it. */
-export interface WorkspaceRecord {
+interface WorkspaceRecord {
   version: 1;
   pid: number;
   turnId: string;

@@ -9,7 +9,7 @@ import type { RunningChild } from "../process/child_process.ts";
 import type { RecorderSettings, RunIdentity, RunRecorder } from "../run_output.ts";
 
 /** The child and what its run needs to watch it. */
-export interface WatchedChild {
+interface WatchedChild {
   settings: Pick<RecorderSettings, "clock" | "logFor">;
   agent: AgentConfig;
   id: RunIdentity;
@@ -20,7 +20,7 @@ export interface WatchedChild {
 }
 
 /** How a watched child's run came to its end. */
-export interface RunOver {
+interface RunOver {
   timedOut: boolean;
   aborted: boolean;
   /** Its answer (a final result without error) came, and its group was ended then. */

@@ -18,7 +18,7 @@ function text(value: unknown): string | undefined {
 }
 
 /** The base URL of the provider the config picks (its active profile's, else the top level's). */
-export function defaultProviderUrl(
+function defaultProviderUrl(
   config: Table,
   env: Readonly<Record<string, string>>,
 ): string | undefined {

@@ -15,8 +15,8 @@ import {
 import type { SseEvent } from "./sse_parser.ts";
 import { anthropicMessages } from "./prompt_messages.ts";
 
-export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
-export const ANTHROPIC_VERSION = "2023-06-01";
+const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
+const ANTHROPIC_VERSION = "2023-06-01";
 /** `max_tokens` is required by the API; this when the agent sets no `maxTokens`. */
 export const DEFAULT_MAX_TOKENS = 8192;
 

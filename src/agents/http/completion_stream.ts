@@ -23,9 +23,9 @@ import { userInfoAsHeader, withoutUserInfo } from "./url_credentials.ts";
 const logger = getLogger(["council-gateway", "agents", "http"]);
 
 /** When the retry-after wait is absent: a short pause, so a 5xx blip has time to clear. */
-export const DEFAULT_RETRY_WAIT_MS = 1000;
+const DEFAULT_RETRY_WAIT_MS = 1000;
 
-export interface StreamCall {
+interface StreamCall {
   adapter: HttpAdapter;
   request: HttpRequest;
   /** The agent's name, for log lines. */
@@ -205,7 +205,7 @@ async function readReply(
 }
 
 /** Joins adjacent text items (one delta per batch instead of one per SSE event). */
-export function mergeText(items: ParsedLine[]): ParsedLine[] {
+function mergeText(items: ParsedLine[]): ParsedLine[] {
   const merged: ParsedLine[] = [];
   for (const item of items) {
     const last = merged.at(-1);

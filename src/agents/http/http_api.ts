@@ -16,7 +16,7 @@ export interface HttpRequest {
 }
 
 /** What a run's request is built from. */
-export interface RequestInput {
+interface RequestInput {
   model: string;
   /** Text: sent as a single user message; structured: as the API's messages, cacheably. */
   prompt: AgentPrompt;

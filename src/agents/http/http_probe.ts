@@ -5,7 +5,7 @@ import { describeFetchError, upstreamMessage } from "./upstream_errors.ts";
 import { userInfoAsHeader } from "./url_credentials.ts";
 
 /** What `doctor` learns from an endpoint. */
-export interface EndpointProbe {
+interface EndpointProbe {
   /** An HTTP answer came (any status). */
   reachable: boolean;
   status?: number;

@@ -12,7 +12,7 @@ import { sectionText } from "../prompt_text.ts";
 import type { AgentPrompt, PromptEntry, PromptSection, StructuredPrompt } from "../types.ts";
 
 /** Anthropic looks for an earlier cache entry at most 20 blocks before a breakpoint. */
-export const ANCHOR_EVERY_BLOCKS = 16;
+const ANCHOR_EVERY_BLOCKS = 16;
 const EPHEMERAL = { type: "ephemeral" } as const;
 /** Stands first when a conversation starts with the assistant (the APIs want a user first). */
 const CONVERSATION_START = "(conversation start)";

@@ -19,7 +19,7 @@ export interface GroupRegistry {
   remove(pgid: number): void;
 }
 
-export interface ChildSpec extends ChildCommand {
+interface ChildSpec extends ChildCommand {
   /** `lines`: stdout pieces are lines without their newline; `text`: decoded chunks. */
   stdout: "lines" | "text";
   /** Longer stdout lines are skipped whole, never buffered beyond this. */

@@ -45,7 +45,7 @@ async function sleepUntil(ms: number, event: Promise<void>): Promise<boolean> {
 const FIRST_PROBE_MS = 20;
 const LONGEST_PROBE_MS = 200;
 
-export interface GroupEnding {
+interface GroupEnding {
   /** Real-time wait between SIGTERM and SIGKILL. */
   graceMs: number;
   /** Whether the child's own process has exited (and been reaped). */

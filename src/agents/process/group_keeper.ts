@@ -9,7 +9,7 @@ import type { GroupRegistry } from "./child_process.ts";
 import { GroupRecord, reapLeftovers } from "./group_record.ts";
 import { Watchdog } from "./watchdog.ts";
 
-export interface GroupKeeperOptions {
+interface GroupKeeperOptions {
   /** Where records are kept (see `recordDirectory`); none: no record, the watchdog only. */
   dir?: string;
   /** Between SIGTERM and SIGKILL of groups left behind. */

@@ -26,7 +26,7 @@ export function recordDirectory(env: (name: string) => string | undefined): stri
 }
 
 /** pgid → when its leader was spawned (ms since the epoch). */
-export type RecordedGroups = Map<number, number>;
+type RecordedGroups = Map<number, number>;
 
 export function formatRecord(groups: RecordedGroups): string {
   return [...groups].map(([pgid, spawnedAt]) => `group ${pgid} ${spawnedAt}\n`).join("");
@@ -62,7 +62,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * Ends the recorded groups that are still the recorded ones: SIGTERM, then SIGKILL to those
  * with a member alive after `graceMs`. Returns how many groups were signalled.
  */
-export async function endRecordedGroups(groups: RecordedGroups, graceMs: number): Promise<number> {
+async function endRecordedGroups(groups: RecordedGroups, graceMs: number): Promise<number> {
   const ours: number[] = [];
   for (const [pgid, spawnedAt] of groups) {
     if (await stillRecorded(pgid, spawnedAt) && signalGroup(pgid, "SIGTERM")) ours.push(pgid);
@@ -79,7 +79,7 @@ export async function endRecordedGroups(groups: RecordedGroups, graceMs: number)
 }
 
 /** What `reapLeftovers` did. */
-export interface Reaped {
+interface Reaped {
   /** Records of gateways that are gone. */
   records: number;
   /** Groups of theirs that were still running and were ended. */

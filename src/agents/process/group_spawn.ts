@@ -53,7 +53,7 @@ export interface ChildCommand {
 }
 
 /** What to hand Deno.Command: setsid(1) in front of the resolved executable, or detached. */
-export interface SpawnPlan {
+interface SpawnPlan {
   program: string;
   args: string[];
   detached: boolean;

@@ -5,7 +5,7 @@
  */
 
 /** One process as the table shows it: its process group and state letter (Z: zombie). */
-export interface ProcessEntry {
+interface ProcessEntry {
   pgid: number;
   state: string;
 }

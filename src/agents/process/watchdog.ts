@@ -34,7 +34,7 @@ for g do kill -s KILL -- "-$g" 2>/dev/null; done
 exit 0
 `;
 
-export interface WatchdogOptions {
+interface WatchdogOptions {
   groupSpawn: GroupSpawn;
   /** Between the SIGTERM and the SIGKILL of the groups once the gateway is gone. */
   graceMs: number;

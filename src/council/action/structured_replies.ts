@@ -89,7 +89,7 @@ export function parseProposal(text: string): Proposal | undefined {
 }
 
 /** What a child's reply on an action turn amounts to. */
-export type ReplyReading =
+type ReplyReading =
   | { kind: "valid"; proposal: Proposal }
   /** `prose`: the reply held no JSON at all, so it may serve as a last-resort answer. */
   | { kind: "dropped"; reason: string; prose: boolean };
@@ -111,7 +111,7 @@ export function readReply(text: string, checker: ToolChecker): ReplyReading {
 }
 
 /** The synthesizer's reply on an action turn. */
-export type Choice = { kind: "choose"; number: number } | Proposal;
+type Choice = { kind: "choose"; number: number } | Proposal;
 
 /** `{"choose": N}` (N may be a numeric string) or a proposal object; the last one wins. */
 export function parseChoice(text: string): Choice | undefined {
@@ -217,7 +217,7 @@ export interface Ballot {
 }
 
 /** One distinct proposal: its first proposer's ballot (kept verbatim) and its vote count. */
-export interface ProposalGroup {
+interface ProposalGroup {
   first: Ballot;
   votes: number;
 }

@@ -172,7 +172,7 @@ async function closeWithChanges(
 }
 
 /** Fisher–Yates with an injected random source. */
-export function shuffle<T>(items: readonly T[], random: () => number): T[] {
+function shuffle<T>(items: readonly T[], random: () => number): T[] {
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.min(i, Math.floor(random() * (i + 1)));

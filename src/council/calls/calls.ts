@@ -20,7 +20,7 @@ import type { CallRecord } from "../records.ts";
 import type { TurnContext } from "../turn/context.ts";
 import { turnAttachments } from "../prompt/turn_attachments.ts";
 
-export interface CallOptions {
+interface CallOptions {
   role: AgentRole;
   label: string;
   model?: string;

@@ -27,7 +27,7 @@ export interface Placement {
 }
 
 /** How a turn's children run: where each works, what follows each one's end, when to stop. */
-export interface ChildRunOptions {
+interface ChildRunOptions {
   place: (child: ChildPlan) => Placement;
   /** Awaited after each child's call, before the children's joint result. */
   afterEach?: (reply: ChildReply) => Promise<void>;

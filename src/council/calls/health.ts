@@ -5,7 +5,7 @@
  */
 import type { Clock } from "../../base/clock.ts";
 
-export interface HealthSettings {
+interface HealthSettings {
   /** Failed calls in a row that start a cool-down (0 = never skip an agent). */
   failures: number;
   /** How long an agent is skipped once it has failed `failures` times in a row. */
@@ -25,7 +25,7 @@ export type CallVerdict =
   | { kind: "neutral" };
 
 /** Misses in a row that count as a failure. */
-export const MISSES_AS_FAILURE = 2;
+const MISSES_AS_FAILURE = 2;
 
 /** One agent as status reports show it. */
 export interface AgentHealthStatus {

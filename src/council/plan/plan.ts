@@ -48,7 +48,7 @@ export function isPinnableModel(model: string): boolean {
   return PINNABLE_MODEL.test(model);
 }
 
-export type ModelFamily = "claude" | "codex" | "gemini";
+type ModelFamily = "claude" | "codex" | "gemini";
 
 /** The runner that serves a model id's family, if it is one we know. */
 export function modelFamily(model: string): ModelFamily | undefined {
@@ -267,7 +267,7 @@ export function resolveVerdict(
  * The cheap model of each runner's family, used by the default judge. An `openai` endpoint may
  * be any server (Ollama, vLLM, …): its cheap model is known only on OpenAI's own API.
  */
-export const CHEAP_MODELS: Record<AgentConfig["runner"], string | undefined> = {
+const CHEAP_MODELS: Record<AgentConfig["runner"], string | undefined> = {
   claude: "haiku",
   codex: "gpt-5.1-codex-mini",
   gemini: "gemini-2.5-flash-lite",

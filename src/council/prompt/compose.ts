@@ -6,11 +6,7 @@
 import { createHash } from "node:crypto";
 import type { PromptSection, StructuredPrompt } from "../../agents/types.ts";
 import type { AgentConfig } from "../../config/mod.ts";
-import {
-  budgetTokens,
-  CHARS_PER_BUDGET_TOKEN,
-  contextTokensOf,
-} from "../../agents/context_budget.ts";
+import { CHARS_PER_BUDGET_TOKEN, contextTokensOf } from "../../agents/context_budget.ts";
 import { promptText, sectionText } from "../../agents/prompt_text.ts";
 import { count, ELIDED, shortenMiddle } from "./entries.ts";
 import { type Elision, fitConversation } from "./elide.ts";
@@ -27,8 +23,8 @@ export interface PromptFit {
   cacheKey?: string;
 }
 
-export const INSTRUCTIONS_TITLE = "Instructions the assistant is operating under";
-export const CONVERSATION_TITLE = "Conversation so far (oldest first)";
+const INSTRUCTIONS_TITLE = "Instructions the assistant is operating under";
+const CONVERSATION_TITLE = "Conversation so far (oldest first)";
 export const ELISION_TITLE = "Left out to fit your context";
 
 /**
@@ -140,9 +136,4 @@ export function composePrompt(
     request: [...request.slice(0, -1), ...note, ...request.slice(-1)],
   };
   return enforceBudget(prompt, fit.contextTokens);
-}
-
-/** The prompt's size against a budget, in budget tokens. */
-export function promptBudgetTokens(prompt: StructuredPrompt): number {
-  return budgetTokens(promptText(prompt).length);
 }

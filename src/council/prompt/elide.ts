@@ -20,13 +20,13 @@ import { stripScaffolding } from "../request/ask.ts";
 import type { TranscriptEntry } from "../types.ts";
 
 /** Shorter entries are kept whole: their marker would save next to nothing. */
-export const MIN_ELIDED_CHARS = 240;
+const MIN_ELIDED_CHARS = 240;
 /** A text cut in the middle keeps at least this much. */
 const MIN_SHORTENED_CHARS = 400;
 /** Entries are joined by a blank line. */
 const SEPARATOR_CHARS = 2;
 
-export interface FitLimits {
+interface FitLimits {
   /** The whole prompt's budget, in characters. */
   budgetChars: number;
   /** Characters of everything besides the system prompt's text and the entries. */
@@ -48,7 +48,7 @@ export interface Elision {
   chars: number;
 }
 
-export interface FittedConversation {
+interface FittedConversation {
   system: string;
   entries: PromptEntry[];
   /** Absent when everything fitted as it was. */
@@ -68,7 +68,7 @@ interface Slot {
  * The user's last ask (the last user text that is more than injected reminders), the latest
  * message (with its tool results) and the calls it answers.
  */
-export function guardedIndices(transcript: readonly TranscriptEntry[]): Set<number> {
+function guardedIndices(transcript: readonly TranscriptEntry[]): Set<number> {
   const guarded = new Set<number>();
   const asked = transcript.findLastIndex((e) => e.kind === "user" && stripScaffolding(e.text));
   const lastAsk = asked >= 0 ? asked : transcript.findLastIndex((e) => e.kind === "user");

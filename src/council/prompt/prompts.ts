@@ -87,7 +87,7 @@ export function candidateLabel(i: number): string {
 }
 
 /** A candidate as the synthesizer sees it: its reply, and its diff when it changed files. */
-export interface SynthesisCandidate {
+interface SynthesisCandidate {
   text: string;
   /** Its changes to its own copy of the workspace; undefined when that turn had no copies. */
   diff?: string;

@@ -20,7 +20,7 @@ export function turnAttachments(transcript: readonly TranscriptEntry[]): Labelle
 }
 
 /** `[image #1: image/png]`: what stands in the prompt where the attachment was. */
-export function attachmentMarker(attachment: LabelledAttachment): string {
+function attachmentMarker(attachment: LabelledAttachment): string {
   return `[${attachment.label}: ${describeAttachment(attachment)}]`;
 }
 

@@ -6,7 +6,7 @@ import { classifyAsk } from "./ask.ts";
 import type { TurnInput, TurnRequest } from "../types.ts";
 
 /** Whether a request is housekeeping, and why (one short clause for the log). */
-export type TrafficVerdict = NonNullable<TurnRequest["traffic"]>;
+type TrafficVerdict = NonNullable<TurnRequest["traffic"]>;
 
 /** A JSON reply with at most this many fields is a utility answer (a title, a flag and a name). */
 const MAX_UTILITY_FIELDS = 3;

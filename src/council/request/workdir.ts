@@ -10,7 +10,7 @@ export interface WorkspacePolicy {
 }
 
 /** The directory children run in (undefined = an empty temp dir) and why a named one was not. */
-export interface WorkingDirectory {
+interface WorkingDirectory {
   path?: string;
   /** Set when the host named a directory the gateway would not use. */
   note?: string;

@@ -8,7 +8,7 @@ import { CANCELLED_NOTICE, capNotice, journalNotice } from "./notices.ts";
 import { formatUsd } from "./progress.ts";
 import type { SessionCap, SessionLimits, SessionStore, Ticket } from "../session.ts";
 
-export interface AdmissionContext {
+interface AdmissionContext {
   sessions: SessionStore;
   limits: SessionLimits;
   journal?: TurnJournal;
@@ -23,13 +23,13 @@ export interface AdmissionContext {
 }
 
 /** Why a turn did not run, for the ledger and the answer. */
-export interface Refusal {
+interface Refusal {
   kind: "refused";
   decision: { kind: "capped" | "refused" | "unplanned"; reason: string; agents: string[] };
   text: string;
 }
 
-export type Admitted = { kind: "run"; ticket: Ticket } | Refusal;
+type Admitted = { kind: "run"; ticket: Ticket } | Refusal;
 
 function capLine(cap: SessionCap): string {
   return cap.kind === "turns"

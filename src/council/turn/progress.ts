@@ -8,7 +8,7 @@ import { oneLine } from "../../base/text.ts";
 
 export type LineLevel = "warn" | "info" | "debug";
 /** Where narrated lines go (the turn decides whether they still reach the progress channel). */
-export type EmitLine = (line: string, level: LineLevel) => void;
+type EmitLine = (line: string, level: LineLevel) => void;
 
 /** 950 → "950", 1234 → "1.2k", 56789 → "57k", 1234567 → "1.2M". */
 export function formatTokens(n: number): string {
@@ -19,7 +19,7 @@ export function formatTokens(n: number): string {
 }
 
 /** Whole seconds for running counters: "12s". */
-export function wholeSeconds(ms: number): string {
+function wholeSeconds(ms: number): string {
   return `${Math.floor(Math.max(0, ms) / 1000)}s`;
 }
 
@@ -76,7 +76,7 @@ export function cutOffLine(label: string, durationMs: number): string {
 }
 
 /** `claude: upstream retry 2/10 (529 overloaded)` */
-export function retryLine(label: string, retry: UpstreamRetry): string {
+function retryLine(label: string, retry: UpstreamRetry): string {
   const count = retry.attempt === undefined
     ? ""
     : ` ${retry.attempt}${retry.maxAttempts === undefined ? "" : `/${retry.maxAttempts}`}`;
@@ -111,7 +111,7 @@ interface Tracked {
   interleave: boolean;
 }
 
-export interface NarratorOptions {
+interface NarratorOptions {
   clock: Clock;
   telemetryMs: number;
   heartbeatMs: number;
@@ -121,7 +121,7 @@ export interface NarratorOptions {
 }
 
 /** The narrator's handle on one agent call. */
-export interface CallTracker {
+interface CallTracker {
   onEvent(event: AgentEvent): void;
   /** Closes the call; `cutOff` says why the council ended it early (replaces its finish line). */
   finished(result: AgentResult, cutOff?: string): void;

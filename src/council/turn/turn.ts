@@ -29,7 +29,7 @@ export type { AgentHealthStatus } from "../calls/health.ts";
 
 const logger = getLogger(["council-gateway", "council"]);
 
-export interface CouncilDeps {
+interface CouncilDeps {
   config: Readonly<Config>;
   /** With `prepare` (an `AgentRunner`), the synthesizer is started as the children start. */
   runAgent: RunAgent | AgentRunner;
@@ -48,7 +48,7 @@ export interface CouncilDeps {
   observer?: TurnObserver;
 }
 
-export interface Council {
+interface Council {
   runTurn: RunTurn;
   /** The live session store (turns and spend per session key). */
   sessions: SessionStore;

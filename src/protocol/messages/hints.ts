@@ -11,8 +11,8 @@ import {
   sessionIdValue,
 } from "../hint_parts.ts";
 
-export const REQUEST_CLASS_HEADER = "x-claude-code-request-class";
-export const SESSION_HEADER = "x-claude-code-session-id";
+const REQUEST_CLASS_HEADER = "x-claude-code-request-class";
+const SESSION_HEADER = "x-claude-code-session-id";
 
 /**
  * Request classes that are the user's own work. Claude Code also sends `compaction`,

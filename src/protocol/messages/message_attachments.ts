@@ -59,8 +59,8 @@ export const Document = z.object({
   source: tolerantUnion([PdfBase64, UrlSource, TextSource, ContentSource], "a document source"),
 });
 
-export type ImageBlock = z.infer<typeof Image>;
-export type DocumentBlock = z.infer<typeof Document>;
+type ImageBlock = z.infer<typeof Image>;
+type DocumentBlock = z.infer<typeof Document>;
 
 export function imageParts(block: ImageBlock): BlockPart[] {
   const { source } = block;

@@ -85,7 +85,7 @@ function resultParts(blocks: z.infer<typeof ResultBlock>[] | undefined): EntryPa
 }
 
 /** Our own progress thinking block, sent back by the host (CONTRACT.md §6.3). */
-export function isOwnProgressBlock(block: MessageBlock): boolean {
+function isOwnProgressBlock(block: MessageBlock): boolean {
   return block.type === "thinking" && isProgressMarker(block.signature);
 }
 
@@ -149,7 +149,7 @@ function messageEntries(role: "user" | "assistant" | "system", blocks: MessageBl
 }
 
 /** The system prompt: text blocks joined, Claude Code's billing attribution line left out. */
-export function systemText(system: MessagesRequest["system"]): string {
+function systemText(system: MessagesRequest["system"]): string {
   return (system ?? [])
     .flatMap((
       block,
@@ -158,7 +158,7 @@ export function systemText(system: MessagesRequest["system"]): string {
 }
 
 /** Declared client tools; server tools (typed, without an input schema) are not ours to call. */
-export function toolSpecs(tools: MessagesRequest["tools"]): ToolSpec[] {
+function toolSpecs(tools: MessagesRequest["tools"]): ToolSpec[] {
   return (tools ?? [])
     .filter((tool) =>
       tool.input_schema !== undefined || tool.type === undefined || tool.type === "custom"
@@ -171,7 +171,7 @@ export function toolSpecs(tools: MessagesRequest["tools"]): ToolSpec[] {
 }
 
 /** CONTRACT.md §1.1.2: a continuation when the last user message carries a tool_result. */
-export function isContinuation(messages: MessagesRequest["messages"]): boolean {
+function isContinuation(messages: MessagesRequest["messages"]): boolean {
   const lastUser = messages.findLast((m) => m.role === "user");
   return lastUser?.content.some((block) => block.type === "tool_result") ?? false;
 }

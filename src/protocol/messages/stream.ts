@@ -12,7 +12,7 @@ import type { TurnRenderer } from "../stream_turn.ts";
 import { outputTokensOf } from "../usage.ts";
 import { messagesError, messagesUsage, outcomeBlock, stopReasonOf } from "./reply.ts";
 
-export interface MessagesStreamOptions {
+interface MessagesStreamOptions {
   id: string;
   model: string;
   /** Estimated prompt tokens (non-zero), sent in message_start and message_delta. */

@@ -12,8 +12,8 @@ import {
   sessionIdValue,
 } from "../hint_parts.ts";
 
-export const TURN_METADATA_HEADER = "x-codex-turn-metadata";
-export const SESSION_HEADER = "session-id";
+const TURN_METADATA_HEADER = "x-codex-turn-metadata";
+const SESSION_HEADER = "session-id";
 
 /** Threads Codex starts for itself: titles, memory consolidation, internal reviewers. */
 const HOUSEKEEPING_SOURCE = /title|summar|compact|memory|internal/i;

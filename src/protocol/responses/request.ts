@@ -103,7 +103,7 @@ function entryParts(parts: Part[]): EntryParts {
 }
 
 /** Our own progress reasoning item, sent back by the host (CONTRACT.md §6.3). */
-export function isOwnProgressItem(item: Item): boolean {
+function isOwnProgressItem(item: Item): boolean {
   return item.type === "reasoning" &&
     (isProgressItemId(item.id) || isProgressMarker(item.encrypted_content));
 }
@@ -186,7 +186,7 @@ export function responsesTurnInput(
 }
 
 /** CONTRACT.md §1.1.2: a continuation when the last input item is a function_call_output. */
-export function isContinuation(items: readonly Item[]): boolean {
+function isContinuation(items: readonly Item[]): boolean {
   const last = items.at(-1);
   return last?.type === "function_call_output" || last?.type === "custom_tool_call_output";
 }

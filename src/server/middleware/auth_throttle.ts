@@ -4,7 +4,7 @@
  */
 import type { Clock } from "../../base/clock.ts";
 
-export interface AuthThrottleOptions {
+interface AuthThrottleOptions {
   /** Failures within `windowMs` that block an address. */
   maxFailures: number;
   windowMs: number;

@@ -4,7 +4,7 @@
  */
 
 /** Gives the bytes back; calling it again does nothing. */
-export type Release = () => void;
+type Release = () => void;
 
 export class BodyBudget {
   /** Bytes in flight at most; a reload may change it (bodies in flight keep their bytes). */

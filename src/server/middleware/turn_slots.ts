@@ -4,7 +4,7 @@
  */
 import type { Clock } from "../../base/clock.ts";
 
-export interface TurnSlotsOptions {
+interface TurnSlotsOptions {
   maxConcurrent: number;
   maxQueued: number;
   clock: Clock;
@@ -14,13 +14,13 @@ export interface TurnSlotsOptions {
 export type Release = () => void;
 
 /** The queue is full: retry after this many seconds (an integer, 1–60). */
-export interface Full {
+interface Full {
   full: true;
   retryAfterS: number;
 }
 
 /** Claude Code honours `retry-after` up to this many seconds. */
-export const MAX_RETRY_AFTER_S = 60;
+const MAX_RETRY_AFTER_S = 60;
 /** Assumed turn length before any turn has finished. */
 const FIRST_GUESS_MS = 10_000;
 

@@ -27,7 +27,7 @@ export const DASHBOARD_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-export interface PageOptions {
+interface PageOptions {
   /** A token is configured: the page asks for it before it reads anything. */
   auth: boolean;
 }
