@@ -22,22 +22,22 @@ import { type RegistryOptions, WorkspaceRegistry } from "./registry.ts";
 import { snapshot, type WorkTree } from "./snapshot.ts";
 
 /** A directory outside git is copied only up to this size (each child gets its own copy). */
-export const DEFAULT_COPY_LIMITS: CopyLimits = { maxFiles: 5_000, maxBytes: 50 * 2 ** 20 };
+const DEFAULT_COPY_LIMITS: CopyLimits = { maxFiles: 5_000, maxBytes: 50 * 2 ** 20 };
 /** `git merge-tree --write-tree` (the three-way apply) arrived in git 2.38. */
 const MIN_GIT: [number, number] = [2, 38];
 
-export interface IsolatorOptions extends RegistryOptions {
+interface IsolatorOptions extends RegistryOptions {
   /** Where turns' workspaces are kept (see `defaultWorkspaceRoot`). */
   root: string;
   copyLimits?: CopyLimits;
 }
 
-export type Isolation =
+type Isolation =
   | { ok: true; workspace: IsolatedWorkspace }
   /** No isolation is possible: why, in words for a progress line. */
   | { ok: false; reason: string };
 
-export interface IsolateOptions {
+interface IsolateOptions {
   turnId: string;
   /** The session's slot: its turns reuse one path, so children's prompts stay cacheable. */
   slot?: string;

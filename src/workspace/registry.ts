@@ -9,7 +9,7 @@ import { git } from "./git.ts";
 import { ownerAlive, processIdentity } from "./process_identity.ts";
 
 /** What a turn's directory records before any worktree is made in it. */
-export interface WorkspaceRecord {
+interface WorkspaceRecord {
   version: 1;
   pid: number;
   /** The owning process's start (process_identity.ts): a zombie or a reused pid is not it. */

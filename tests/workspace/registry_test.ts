@@ -7,7 +7,7 @@ import {
   ownerAlive,
   processIdentity,
 } from "../../src/workspace/process_identity.ts";
-import { gitRepo, linkedWorktrees, listDir, sh, tempDir } from "./helpers.ts";
+import { gitRepo, linkedWorktrees, listDir, sh, tempDir } from "../support/git_repos.ts";
 
 Deno.test("registry: the default root is the user's state directory", () => {
   const env = (vars: Record<string, string>) => (name: string) => vars[name];
