@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { AgentConfig } from "../../../src/config/mod.ts";
 import { createCouncil } from "../../../src/council/turn/turn.ts";
-import { deps, post, serve, SseReader } from "../../support/scripted_turns.ts";
+import { deps, post, serve } from "../../support/scripted_turns.ts";
+import { SseReader } from "../../support/sse_reader.ts";
 import { testConfig } from "../../support/scripted_agents.ts";
 import { startNarratingStub } from "./narrating_stub.ts";
 import { findTestCli, tempDir, testRunner } from "../../support/agent_runner.ts";
@@ -124,7 +125,7 @@ Deno.test({
       i.type === "message"
     );
     assert.equal(message.content[0].text, ANSWER.join(""));
-    const progress = reader.frames.filter((f) =>
+    const progress = reader.records.filter((f) =>
       f.event === "response.reasoning_summary_text.delta"
     )
       .map((f) => f.data.delta).join("");
