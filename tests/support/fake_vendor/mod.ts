@@ -154,6 +154,8 @@ export function startFakeVendor(options: FakeVendorOptions = {}): FakeVendor {
           has_more: false,
         });
       default:
+        // A CLI's bodiless preconnect (HEAD /) is answered as a web server would.
+        if (request.method === "HEAD") return new Response(null);
         return new Response("not found", { status: 404 });
     }
   };
@@ -204,7 +206,6 @@ export function startFakeVendor(options: FakeVendorOptions = {}): FakeVendor {
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (req, info) => {
-      if (req.method === "HEAD") return new Response(null, { status: 200 });
       const request = await record(req, info);
       req.signal.addEventListener("abort", () => gone.resolve(), { once: true });
       const response = await reply(request);
