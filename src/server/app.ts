@@ -22,6 +22,7 @@ import {
   requireLoopbackOrigin,
 } from "../guard.ts";
 import { listModels } from "../models.ts";
+import { codexModelList, isCodexModelsRequest } from "../codex_models.ts";
 import { countTokens } from "../protocol/count_tokens.ts";
 import {
   mountPublicStatusRoutes,
@@ -263,6 +264,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { config } = deps;
   const log = deps.logger ?? moduleLogger("server");
   const models = listModels(config.defaultAgents, deps.startedAt ?? new Date());
+  const codexModels = codexModelList(config.defaultAgents);
   const app = new Hono<AppEnv>();
   const ownOrigins = deps.origins ?? (() => []);
   let ownHostsFor: { origins: readonly string[]; rule: HostRule } | undefined;
@@ -296,7 +298,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // SPEC §4.3: a body that fails to parse counts as 0, not an error.
     return c.json({ input_tokens: result.ok ? countTokens(result.value) : 0 });
   });
-  app.get(PATHS.models, (c) => c.json(models));
+  // Codex reads `{"models": [...]}`; Claude Code's picker and the rest Anthropic's list.
+  app.get(
+    PATHS.models,
+    (c) => c.json(isCodexModelsRequest(c.req.url, c.req.raw.headers) ? codexModels : models),
+  );
 
   app.notFound((c) =>
     c.json(errorEnvelope("not_found_error", `not found: ${c.req.method} ${c.req.path}`), 404)
