@@ -113,6 +113,16 @@ export interface AppDeps {
   status?: StatusRoutesDeps;
 }
 
+/**
+ * Codex tries the Responses WebSocket transport first when its provider allows it; a 426 makes
+ * it fall back to HTTP on the first try, where a 404 costs it every retry first.
+ */
+const WEBSOCKET_REFUSAL = "the WebSocket transport is not served here: POST /v1/responses";
+
+function isWebSocketUpgrade(headers: Headers): boolean {
+  return /\bwebsocket\b/i.test(headers.get("upgrade") ?? "");
+}
+
 const COUNCIL_PATHS: ReadonlySet<string> = new Set([PATHS.messages, PATHS.responses]);
 
 /** Answers in the error envelope of the endpoint that was asked. */
@@ -298,6 +308,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // SPEC §4.3: a body that fails to parse counts as 0, not an error.
     return c.json({ input_tokens: result.ok ? countTokens(result.value) : 0 });
   });
+  app.get(
+    PATHS.responses,
+    (c, next) =>
+      isWebSocketUpgrade(c.req.raw.headers)
+        ? c.json(
+          openAiError("invalid_request_error", WEBSOCKET_REFUSAL, "websocket_not_served"),
+          426,
+        )
+        : next(),
+  );
   // Codex reads `{"models": [...]}`; Claude Code's picker and the rest Anthropic's list.
   app.get(
     PATHS.models,
