@@ -15,6 +15,7 @@ import {
   codex,
   codexEnv,
   fakeCouncil,
+  HOST_VERSIONS,
   runClaude,
   runCodex,
   turnStarts,
@@ -69,7 +70,12 @@ Deno.test({
   },
 });
 
-for (const [version, cli] of [["2.1.330", claude], ["2.1.197", claudeOld]] as const) {
+for (
+  const [version, cli] of [
+    [HOST_VERSIONS.claude, claude],
+    [HOST_VERSIONS.claudeOld, claudeOld],
+  ] as const
+) {
   Deno.test({
     name: `claude code ${version}: the session key stays the same across --continue`,
     ignore: !cli.path,
@@ -114,7 +120,8 @@ async function findFile(dir: string, name: string): Promise<string | undefined> 
 }
 
 Deno.test({
-  name: "claude code 2.1.330 as `connect claude` sets it up: hint headers label its turns, and " +
+  name:
+    `claude code ${HOST_VERSIONS.claude} as \`connect claude\` sets it up: hint headers label its turns, and ` +
     "the council is in its model list as claude-council",
   ignore: !claude.path,
   async fn() {
