@@ -46,6 +46,12 @@ type ConnectConfig =
  * (the council's): it then compacts before the smallest member's window overflows.
  */
 export const CLAUDE_CONTEXT_VARIABLE = "CLAUDE_CODE_MAX_CONTEXT_TOKENS";
+/**
+ * For the model ids it knows (its default model, say) Claude Code reads the window to compact
+ * at from here instead, and only from 100k tokens up (a smaller value is raised to that).
+ */
+export const CLAUDE_COMPACT_WINDOW_VARIABLE = "CLAUDE_CODE_AUTO_COMPACT_WINDOW";
+export const CLAUDE_MIN_COMPACT_WINDOW = 100_000;
 
 /**
  * The variables Claude Code needs to use the gateway at `origin`: its base URL, a credential
@@ -65,6 +71,9 @@ export function claudeEnvironment(
   env.CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY = "1";
   const window = councilContextTokens(config.defaultAgents ?? []);
   if (window) env[CLAUDE_CONTEXT_VARIABLE] = String(window);
+  if (window && window >= CLAUDE_MIN_COMPACT_WINDOW) {
+    env[CLAUDE_COMPACT_WINDOW_VARIABLE] = String(window);
+  }
   return env;
 }
 
@@ -101,9 +110,13 @@ export function claudeExports(config: ConnectConfig, statusLineCommand?: string)
   );
   if (env[CLAUDE_CONTEXT_VARIABLE]) {
     lines.push(
-      "# The council's context window (its smallest member's): Claude Code compacts before it.",
+      "# The council's context window (its smallest member's): Claude Code compacts before it,",
+      "# as claude-council (first line) and as a model it knows (second; only from 100k up).",
       `export ${CLAUDE_CONTEXT_VARIABLE}=${env[CLAUDE_CONTEXT_VARIABLE]}`,
     );
+    if (env[CLAUDE_COMPACT_WINDOW_VARIABLE]) {
+      lines.push(`export ${CLAUDE_COMPACT_WINDOW_VARIABLE}=${env[CLAUDE_COMPACT_WINDOW_VARIABLE]}`);
+    }
   }
   if (statusLineCommand) {
     const settings = JSON.stringify(claudeStatusLineSettings(statusLineCommand).statusLine);

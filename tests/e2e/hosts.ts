@@ -34,6 +34,14 @@ export const codexOld = findTestCli(
   new RegExp(`^codex-cli ${exactly(HOST_VERSIONS.codexOld)}$`, "m"),
   `codex-${HOST_VERSIONS.codexOld}`,
 );
+/** Each pinned Claude Code (newest, old) with where it is installed, for tests run on both. */
+export const CLAUDE_CODES = [
+  [HOST_VERSIONS.claude, claude],
+  [HOST_VERSIONS.claudeOld, claudeOld],
+] as const;
+/** Each pinned Codex (newest, old) with where it is installed, for tests run on both. */
+export const CODEXES = [[HOST_VERSIONS.codex, codex], [HOST_VERSIONS.codexOld, codexOld]] as const;
+
 for (
   const [name, cli] of [
     [`claude ${HOST_VERSIONS.claude}`, claude],
@@ -60,12 +68,15 @@ export function fakeCouncil(
   ];
 }
 
-/** Claude Code's environment: a scratch HOME plus exactly what `connect claude` exports. */
+/**
+ * Claude Code's environment: a scratch HOME plus exactly what `connect claude` exports for the
+ * gateway's own configuration (so the council's context window is declared as it would be).
+ */
 export async function claudeEnv(dir: string, port: number, token?: string) {
   const exports = parseExports(
     await connect(
       dir,
-      ["claude", "--port", String(port)],
+      ["claude", "--config", join(dir, "gateway.yaml"), "--port", String(port)],
       token ? { SVC_GATEWAY_TOKEN: token } : {},
     ),
   );

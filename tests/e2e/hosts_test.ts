@@ -12,13 +12,12 @@ import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { connect, parseExports, spawnGateway } from "./gateway.ts";
 import {
   claude,
+  CLAUDE_CODES,
   claudeEnv,
-  claudeOld,
   codex,
   codexEnv,
-  codexOld,
+  CODEXES,
   fakeCouncil,
-  HOST_VERSIONS,
   runClaude,
   runCodex,
   TOKEN,
@@ -72,12 +71,7 @@ Deno.test({
   },
 });
 
-for (
-  const [version, cli] of [
-    [HOST_VERSIONS.claude, claude],
-    [HOST_VERSIONS.claudeOld, claudeOld],
-  ] as const
-) {
+for (const [version, cli] of CLAUDE_CODES) {
   Deno.test({
     name: `claude code ${version}: tool loop — council proposes Read in the recovered cwd, ` +
       "host runs it, the single-agent continuation answers",
@@ -246,12 +240,7 @@ Deno.test({
   },
 });
 
-for (
-  const [version, cli] of [[HOST_VERSIONS.codex, codex], [
-    HOST_VERSIONS.codexOld,
-    codexOld,
-  ]] as const
-) {
+for (const [version, cli] of CODEXES) {
   Deno.test({
     name: `codex ${version}: exec gets the council's answer as agent_message and progress as ` +
       "reasoning",

@@ -10,6 +10,7 @@ import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { spawnGateway } from "./gateway.ts";
 import {
   claude,
+  CLAUDE_CODES,
   claudeEnv,
   claudeOld,
   codex,
@@ -70,12 +71,7 @@ Deno.test({
   },
 });
 
-for (
-  const [version, cli] of [
-    [HOST_VERSIONS.claude, claude],
-    [HOST_VERSIONS.claudeOld, claudeOld],
-  ] as const
-) {
+for (const [version, cli] of CLAUDE_CODES) {
   Deno.test({
     name: `claude code ${version}: the session key stays the same across --continue`,
     ignore: !cli.path,

@@ -44,7 +44,7 @@ Deno.test("context window: a transcript count_tokens puts at the window fits eve
   assert.ok(countTokens({ messages: [{ role: "user", content: over }] }) > window);
 });
 
-Deno.test("context window: connect claude and launch declare it as CLAUDE_CODE_MAX_CONTEXT_TOKENS", () => {
+Deno.test("context window: connect claude and launch declare it to Claude Code", () => {
   const window = String(councilContextTokens(COUNCIL));
   const config = { host: "127.0.0.1", port: 6767, passApiKeys: false, defaultAgents: COUNCIL };
   assert.equal(
@@ -57,6 +57,12 @@ Deno.test("context window: connect claude and launch declare it as CLAUDE_CODE_M
   );
   const launched = claudeLaunch(config, "http://127.0.0.1:6767", [], "council-gateway statusline");
   assert.equal(launched.env.CLAUDE_CODE_MAX_CONTEXT_TOKENS, window);
+  // Claude Code's known models compact at CLAUDE_CODE_AUTO_COMPACT_WINDOW, from 100k up only.
+  assert.equal(launched.env.CLAUDE_CODE_AUTO_COMPACT_WINDOW, window);
+  const small = [...COUNCIL, agent("command", "local", { name: "local", contextTokens: 40_000 })];
+  const smallEnv = claudeEnvironment({ ...config, defaultAgents: small }, "http://x");
+  assert.equal(smallEnv.CLAUDE_CODE_MAX_CONTEXT_TOKENS, "30000");
+  assert.equal("CLAUDE_CODE_AUTO_COMPACT_WINDOW" in smallEnv, false, "below its minimum");
   // No agents (nothing to measure): nothing declared.
   assert.equal(
     "CLAUDE_CODE_MAX_CONTEXT_TOKENS" in claudeEnvironment({ passApiKeys: false }, "http://x"),
