@@ -29,9 +29,10 @@ export const TEST_FILES = [
   "tests/e2e/hosts_traffic_test.ts",
   "tests/e2e/hosts_codex_test.ts",
   "tests/e2e/hosts_compaction_test.ts",
-  "tests/agents/real_claude_test.ts",
-  "tests/agents/real_codex_test.ts",
-  "tests/agents/real_gemini_test.ts",
+  "tests/agents/cli/real_claude_test.ts",
+  "tests/agents/cli/real_codex_test.ts",
+  "tests/agents/cli/real_gemini_test.ts",
+  "tests/agents/cli/real_readonly_test.ts",
 ];
 
 /** What the matrix needs from the outside world (a fake in its test: no network). */

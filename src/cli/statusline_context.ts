@@ -1,7 +1,7 @@
 /**
  * The status line's context part: how full Claude Code's context window is (`ctx 12% of 104k`),
  * read from the JSON Claude Code gives the status line, and whether that window is the
- * council's (`ctx 12% of 200k · council 103k` when it is not, e.g. set up without `connect`).
+ * council's (`ctx 12% of 200k · council 104k` when it is not: set up without `connect`).
  */
 import { z } from "zod";
 

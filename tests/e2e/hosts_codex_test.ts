@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CODEX_PROVIDER_ID } from "../../src/cli/connect.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { spawnGateway } from "./gateway.ts";
+import { spawnGateway } from "../support/gateway_process.ts";
 import { codex, codexEnv, runCodex } from "./hosts.ts";
 
 const PROVIDER_TABLE = `[model_providers.${CODEX_PROVIDER_ID}]`;

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findOnPath } from "../../src/executables.ts";
+import { findOnPath } from "../../src/base/executables.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { connect, isolatedEnv, parseExports, spawnGateway } from "./gateway.ts";
-import { eventually, within } from "../wait.ts";
+import { connect, isolatedEnv, parseExports, spawnGateway } from "../support/gateway_process.ts";
+import { eventually, within } from "../support/wait.ts";
 import { claude } from "./hosts.ts";
 
 const tmux = findOnPath("tmux", (name) => Deno.env.get(name));

@@ -4,12 +4,12 @@
  * summary comes back as the reply, on both protocols, labelled or not.
  */
 import assert from "node:assert/strict";
-import { EXHAUSTIVENESS_DIRECTIVE } from "../../src/council/prompts.ts";
-import { createCouncil } from "../../src/council/turn.ts";
-import { byAgent, fakeAgents, testConfig } from "../council/helpers.ts";
-import { claudeCompaction332, codexCompaction171 } from "./compaction_bodies.ts";
-import { deps, parseSse, post, serve } from "./helpers.ts";
-import type { HostRequest } from "./housekeeping_bodies.ts";
+import { EXHAUSTIVENESS_DIRECTIVE } from "../../src/council/prompt/prompts.ts";
+import { createCouncil } from "../../src/council/turn/turn.ts";
+import { byAgent, fakeAgents, testConfig } from "../support/scripted_agents.ts";
+import { claudeCompaction332, codexCompaction171 } from "../support/compaction_bodies.ts";
+import { deps, parseSse, post, serve } from "../support/scripted_turns.ts";
+import type { HostRequest } from "../support/housekeeping_bodies.ts";
 
 const SUMMARY = "<summary>Renamed the loader; tests pass; docs left.</summary>";
 

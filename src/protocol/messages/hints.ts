@@ -3,12 +3,18 @@
  * header, its session id (header, or `metadata.user_id`), and a structured-output demand.
  */
 import type { HostHints } from "../../council/types.ts";
-import { isRecord, jsonObject, jsonSchemaFields, labelValue, sessionIdValue } from "../hints.ts";
+import {
+  isRecord,
+  jsonObject,
+  jsonSchemaFields,
+  labelValue,
+  sessionIdValue,
+} from "../hint_parts.ts";
 
-export const REQUEST_CLASS_HEADER = "x-claude-code-request-class";
-export const SESSION_HEADER = "x-claude-code-session-id";
+const REQUEST_CLASS_HEADER = "x-claude-code-request-class";
+const SESSION_HEADER = "x-claude-code-session-id";
 /** Claude Code 2.1.332+ names a compaction's trigger here (`manual` for /compact, `auto`). */
-export const COMPACTION_HEADER = "x-claude-code-compaction";
+const COMPACTION_HEADER = "x-claude-code-compaction";
 
 /**
  * Request classes that are the user's own work. Claude Code also sends `compaction`,
