@@ -25,6 +25,8 @@ export const CHILD_ACCESS = ["read-only", "workspace-write"] as const;
 export type ChildAccess = (typeof CHILD_ACCESS)[number];
 /** Where fanned-out children that may write work: own copies, or all in the real workspace. */
 export const ISOLATION_MODES = ["worktree", "shared"] as const;
+/** Fanned-out answer turns: the synthesizer may send one candidate as written, or always writes. */
+export const SYNTHESIS_MODES = ["pick-or-write", "write"] as const;
 
 export const DEFAULT_TIMEOUT_MS = 600_000;
 
@@ -202,6 +204,7 @@ export const ConfigSchema = z.strictObject({
   childAccess: z.enum(CHILD_ACCESS).default("read-only"),
   /** Fanned-out answer turns: each child in its own worktree or copy, or all in the real cwd. */
   isolation: z.enum(ISOLATION_MODES).default("worktree"),
+  synthesis: z.enum(SYNTHESIS_MODES).default("pick-or-write"),
   councilSize: z.number().int().positive().optional(),
   passApiKeys: z.boolean().default(false),
   heartbeatMs: z.number().int().positive().default(5000),

@@ -6,8 +6,11 @@ import type { AgentResult } from "../agents/types.ts";
 
 /** Why the council ended a call early. */
 export interface CutOff {
-  /** `quorum`: enough answers were in; `retries`: the child kept retrying a failing upstream. */
-  kind: "quorum" | "retries";
+  /**
+   * `quorum`: enough answers were in; `retries`: the child kept retrying a failing upstream;
+   * `decided`: what the council needed from the call is in (a synthesizer's pick).
+   */
+  kind: "quorum" | "retries" | "decided";
   why: string;
   /**
    * Cut at the quorum without a grace because the agent's last call had failed: its silence is

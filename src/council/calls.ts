@@ -111,8 +111,12 @@ export async function callAgent(
     if (!options.control) control.dispose();
   }
   if (options.writesAnswer) passOn(turn, agent, options.textFilter?.flush() ?? "");
-  const cutOff = control.settle(result);
-  if (cutOff) result = cutOffResult(result, cutOff);
+  const settled = control.settle(result);
+  // A call ended once its reply was decided did what it was for: it succeeded.
+  const cutOff = settled?.kind === "decided" ? undefined : settled;
+  if (settled?.kind === "decided") {
+    result = { ...result, ok: true, aborted: false, error: undefined };
+  } else if (cutOff) result = cutOffResult(result, cutOff);
   turn.meter.add(result.usage);
   const call = callRecord(agent, options, result, cutOff);
   turn.calls.push(call);
@@ -226,7 +230,7 @@ function callRecord(
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     usage: result.usage,
-    ...(cutOff ? { cutOff: cutOff.kind } : {}),
+    ...(cutOff && cutOff.kind !== "decided" ? { cutOff: cutOff.kind } : {}),
   };
 }
 

@@ -10,11 +10,11 @@ import type { Isolator } from "../workspace/isolation.ts";
 import { AnswerWriter } from "./answer.ts";
 import { TurnMeter } from "./cost.ts";
 import { allFailedNotice, CANCELLED_NOTICE, type Failure } from "./notices.ts";
-import { type LineLevel, Narrator, recapLine } from "./progress.ts";
+import { type LineLevel, Narrator, recapLine, synthesisNote } from "./progress.ts";
 import { oneLine } from "../text.ts";
 import type { TurnJournal, TurnStart } from "./journal.ts";
 import type { AgentHealth } from "./health.ts";
-import type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
+import type { CallRecord, TurnDecision, TurnRecord, TurnSynthesis } from "./records.ts";
 import type { SessionStore, Ticket } from "./session.ts";
 import type { TurnObserver } from "./observer.ts";
 import type { Outcome, TurnEvent, TurnRequest } from "./types.ts";
@@ -141,7 +141,16 @@ export class TurnContext {
   recap(soFar = false): string {
     const wallMs = this.env.clock.now() - this.startedAt;
     const line = recapLine(this.consulted, wallMs, this.meter.calls, this.meter.usd);
-    return `${line}${soFar ? " so far" : ""}${this.cutOffs.map((c) => ` · ${c}`).join("")}`;
+    const { synthesis } = this.decision;
+    return `${line}${soFar ? " so far" : ""}${this.cutOffs.map((c) => ` · ${c}`).join("")}${
+      synthesis && !soFar ? ` · ${synthesisNote(synthesis, "past")}` : ""
+    }`;
+  }
+
+  /** The synthesizer decided how the answer comes to be: for the record and the status API. */
+  synthesized(synthesis: TurnSynthesis): void {
+    this.decision = { ...this.decision, synthesis };
+    this.env.observer.turnDecided(this.request.id, this.decision);
   }
 
   /** No agent produced anything: a normal answer naming each failure, flagged as failed. */
@@ -159,7 +168,15 @@ export class TurnContext {
   #beginAnswer(): void {
     // The progress channel closes now. While the answering call still runs its cost is not
     // known yet, so the recap says "so far" (the log's closing recap has the final figures).
-    const recap = `${this.recap(this.narrator.waitingOn().length > 0)} · writing the answer`;
+    const { synthesis } = this.decision;
+    const soFar = this.narrator.waitingOn().length > 0;
+    // recap() carries the synthesis note once nothing runs any more.
+    const closing = !synthesis
+      ? " · writing the answer"
+      : soFar
+      ? ` · ${synthesisNote(synthesis, "now")}`
+      : "";
+    const recap = `${this.recap(soFar)}${closing}`;
     this.emit({ type: "progress", text: recap });
     this.answerStarted = true;
   }
