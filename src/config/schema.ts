@@ -174,6 +174,18 @@ export const QuorumSchema = z.strictObject({
   graceMs: z.number().int().nonnegative().default(3000),
 });
 
+/**
+ * How many CLI children wait for each agent, role, model and directory, and for how long unused.
+ * The idle stretch outlasts a pause between a session's turns (reading an answer, writing the
+ * next ask) and ends the pool's memory use soon after a session stops.
+ */
+export const WarmPoolSchema = z.strictObject({
+  /** Children per key; 0 turns the pool off. */
+  size: z.number().int().min(0).max(4).default(1),
+  idleMs: z.number().int().positive().default(300_000),
+  maxProcesses: z.number().int().positive().max(64).default(8),
+});
+
 /** When an agent that keeps failing is skipped, and for how long. */
 export const HealthSchema = z.strictObject({
   /** Failed calls in a row that start a cool-down (0 = never skip an agent). */
@@ -239,12 +251,12 @@ export const ConfigSchema = z.strictObject({
   judge: JudgeSchema.optional(),
   defaultAgents: z.array(AgentSchema).min(1).optional(),
   pricing: z.record(z.string(), PriceSchema).default({}),
-  /** CLI children started ahead of their turn (off unless `size` > 0); see agents/warm_pool.ts. */
-  warmPool: z.strictObject({
-    size: z.number().int().min(0).max(4).default(0),
-    idleMs: z.number().int().positive().default(300_000),
-    maxProcesses: z.number().int().positive().max(64).default(8),
-  }).prefault({}),
+  /** CLI children started ahead of their turn: `on`, `off` or settings; see agents/warm_pool.ts. */
+  warmPool: z.union([z.enum(["on", "off"]), WarmPoolSchema]).default("on").transform((pool) =>
+    pool === "off"
+      ? WarmPoolSchema.parse({ size: 0 })
+      : WarmPoolSchema.parse(pool === "on" ? {} : pool)
+  ),
 });
 export type ConfigFile = z.input<typeof ConfigSchema>;
 

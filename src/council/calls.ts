@@ -78,6 +78,7 @@ export async function callAgent(
   const runOptions: RunOptions = {
     role: options.role,
     cwd: options.cwd ?? turn.request.cwd,
+    scratch: options.cwd !== undefined && options.cwd !== turn.request.cwd,
     access: options.access,
     model: options.model,
     signal: control.signal,

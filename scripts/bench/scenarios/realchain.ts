@@ -188,12 +188,13 @@ async function startVariants(
 ): Promise<Variant[]> {
   const pool = Deno.env.get("REALCHAIN_WARM_POOL") !== "0";
   const roots: Omit<Variant, "stampsPath">[] = [
-    { label: "this code", repoRoot: context.repoRoot },
+    // The warm pool is on by default: the first column is this code without it.
+    { label: "this code", repoRoot: context.repoRoot, config: { warmPool: "off" } },
     ...(pool
       ? [{
         label: "this code, warmPool",
         repoRoot: context.repoRoot,
-        config: { warmPool: { size: 1 } },
+        config: { warmPool: "on" },
         settleMs: Number(Deno.env.get("REALCHAIN_SETTLE_MS") ?? 4000),
       }]
       : []),
