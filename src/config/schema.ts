@@ -169,9 +169,12 @@ const port = z.number().int().min(0).max(65535);
 
 /** When a fanned-out turn stops waiting for its slowest children. */
 export const QuorumSchema = z.strictObject({
-  /** Usable answers after which stragglers get only `graceMs` more (0 = wait for all). */
+  /** Usable answers after which stragglers get only a grace more (0 = wait for all). */
   minAnswers: z.number().int().nonnegative().default(2),
+  /** The grace of an agent whose lateness behind the quorum is not yet known (council/lateness.ts). */
   graceMs: z.number().int().nonnegative().default(3000),
+  /** The longest grace an agent's usual lateness earns it. */
+  maxGraceMs: z.number().int().nonnegative().default(10_000),
 });
 
 /**

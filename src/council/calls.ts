@@ -99,6 +99,8 @@ export async function callAgent(
         const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
         control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
       }
+      if (event.type === "retry") control.upstream("failing");
+      else if (event.type === "text" || event.type === "activity") control.upstream("healed");
     },
   };
   let result: AgentResult;

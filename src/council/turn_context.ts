@@ -14,6 +14,7 @@ import { type LineLevel, Narrator, recapLine, synthesisNote } from "./progress.t
 import { oneLine } from "../text.ts";
 import type { TurnJournal, TurnStart } from "./journal.ts";
 import type { AgentHealth } from "./health.ts";
+import type { Lateness } from "./lateness.ts";
 import type { CallRecord, TurnDecision, TurnRecord, TurnSynthesis } from "./records.ts";
 import type { SessionStore, Ticket } from "./session.ts";
 import type { TurnObserver } from "./observer.ts";
@@ -30,6 +31,8 @@ export interface TurnEnv {
   sessions: SessionStore;
   /** Each agent's recent failures and cool-down, across turns. */
   health: AgentHealth;
+  /** Each agent's usual lateness behind the quorum, and the grace it earns. */
+  lateness: Lateness;
   onTurnEnd?: (record: TurnRecord) => void;
   journal?: TurnJournal;
   /** Makes isolated workspaces for fanned-out answer turns (none: children run read-only). */
