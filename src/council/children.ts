@@ -90,6 +90,8 @@ class QuorumWait {
   #finished: ChildReply[] = [];
   #running: Set<number>;
   #timers = new Map<number, TimerId>();
+  /** Children cut at the end of their grace. */
+  #graceEnded = new Set<number>();
   /** When the quorum came (stragglers were cut or given their grace, once). */
   #quorumAt: number | undefined;
   /** The rest were cut off: the wait is over. */
@@ -153,7 +155,11 @@ class QuorumWait {
       const why = `quorum of ${this.#quorum} answers reached, ${
         tenthSeconds(graces[k])
       } grace over`;
-      this.#timers.set(i, clock.setTimeout(() => this.#cut(i, { kind: "quorum", why }), graces[k]));
+      const end = () => {
+        this.#graceEnded.add(i);
+        this.#cut(i, { kind: "quorum", why });
+      };
+      this.#timers.set(i, clock.setTimeout(end, graces[k]));
     });
   }
 
@@ -165,7 +171,7 @@ class QuorumWait {
     if (this.#rule.usable(reply)) this.#turn.env.lateness.record(agent, late);
     // Cut at the grace's end having shown nothing: at least that late (so a slow agent's grace
     // grows toward its lateness; two such misses in a row count as a failure, health.ts).
-    else if (reply.cutOff?.kind === "quorum" && !reply.cutOff.suspect && !reply.cutOff.upstream) {
+    else if (this.#graceEnded.has(index) && reply.cutOff) {
       this.#turn.env.lateness.record(agent, late);
     }
   }

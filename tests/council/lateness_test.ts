@@ -112,6 +112,8 @@ Deno.test("learned grace: a gateway starts from the stored history; a hanging ch
     log.progress.join("\n"),
   );
   assert.deepEqual(log.outcome, { kind: "answer", text: "combined" });
+  // Cut at its grace's end: at least that late, which its history keeps.
+  assert.deepEqual(c.saved.at(-1)?.gemini, [200, 400, 600, 1000]);
 });
 
 /** A child whose script hands the test its event sink, to announce retries and text later. */
