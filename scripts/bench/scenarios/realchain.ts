@@ -239,9 +239,9 @@ async function measure(
   const problems: string[] = [];
   const warmUp = runs(context, 1, 0);
   const count = runs(context, Number(Deno.env.get("REALCHAIN_RUNS")) || 10, 1);
-  // A warm pool keeps a key warm from its second run on, and a key includes the children's
+  // A warm pool keeps a key warm from its first run on, and a key includes the children's
   // access (an action turn's read-only children are not an answer turn's): without warm-up
-  // turns (quick), two unmeasured action turns first, so that the measured action turn is warm.
+  // turns (quick), unmeasured action turns first, so that the measured action turn is warm.
   for (const variant of variants) {
     if (warmUp > 0 || !variant.settleMs) continue;
     for (let i = 0; i < 2; i++) {
