@@ -26,7 +26,7 @@ export const COMMANDS = [
   "usage",
   "version",
 ] as const;
-export type Command = (typeof COMMANDS)[number];
+type Command = (typeof COMMANDS)[number];
 
 /** Commands whose further arguments are the host CLI's own. */
 const LAUNCHERS: ReadonlySet<string> = new Set(["claude", "codex"]);

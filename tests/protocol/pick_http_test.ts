@@ -3,10 +3,10 @@
  * writes the answer, streamed and not, on the Messages and Responses protocols.
  */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/clock.ts";
-import { createCouncil } from "../../src/council/turn.ts";
-import { byAgent, fakeAgents, testConfig } from "../council/helpers.ts";
-import { claudeAsk, codexBody, codexInput } from "./bodies.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+import { createCouncil } from "../../src/council/turn/turn.ts";
+import { byAgent, fakeAgents, testConfig } from "../support/scripted_agents.ts";
+import { claudeAsk, codexBody, codexInput } from "../support/host_bodies.ts";
 import {
   assertMessagesGrammar,
   assertResponsesGrammar,
@@ -14,7 +14,7 @@ import {
   parseSse,
   post,
   serve,
-} from "./helpers.ts";
+} from "../support/scripted_turns.ts";
 
 const CANDIDATES = {
   "claude:child": { text: "ALPHA answer" },

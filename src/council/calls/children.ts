@@ -1,0 +1,241 @@
+/**
+ * A turn's children, run in parallel until the quorum rule ends the wait: once enough of them
+ * have usable results, the rest get a grace period (none if their last call failed) and are then
+ * cut off.
+ */
+import type { TimerId } from "../../base/clock.ts";
+import type { AgentPrompt, AgentResult, ChildAccess } from "../../agents/types.ts";
+import { callAgent } from "./calls.ts";
+import { CallControl, type CutOff } from "./call_control.ts";
+import { type Failure, failureReason } from "../turn/notices.ts";
+import type { ChildPlan } from "../plan/plan.ts";
+import { tenthSeconds } from "../turn/progress.ts";
+import type { TurnContext } from "../turn/context.ts";
+
+/** One child's reply, with the plan that produced it. */
+export interface ChildReply {
+  child: ChildPlan;
+  result: AgentResult;
+  /** Set when the council cut the child off. */
+  cutOff?: CutOff;
+}
+
+/** Where one child works and what it may do there. */
+export interface Placement {
+  cwd?: string;
+  access: ChildAccess;
+}
+
+/** How a turn's children run: where each works, what follows each one's end, when to stop. */
+interface ChildRunOptions {
+  place: (child: ChildPlan) => Placement;
+  /** Awaited after each child's call, before the children's joint result. */
+  afterEach?: (reply: ChildReply) => Promise<void>;
+  /** What counts as an answer, for the quorum. */
+  wait: WaitRule;
+}
+
+/** What counts as an answer on this kind of turn. */
+export interface WaitRule {
+  /** Whether a finished reply counts toward the quorum. */
+  usable(reply: ChildReply): boolean;
+  /**
+   * Whether the finished replies already decide the turn whatever the others say: the reason,
+   * which ends the wait at once, or undefined.
+   */
+  decided?(finished: readonly ChildReply[], childCount: number): string | undefined;
+}
+
+/** Runs every child at once; returns when all have finished or been cut off. */
+export async function runChildren(
+  turn: TurnContext,
+  children: readonly ChildPlan[],
+  promptFor: (child: ChildPlan) => AgentPrompt,
+  options: ChildRunOptions,
+): Promise<ChildReply[]> {
+  const controls = children.map(() => new CallControl(turn.signal));
+  const wait = new QuorumWait(turn, children, controls, options.wait);
+  try {
+    return await Promise.all(children.map(async (child, i) => {
+      const result = await callAgent(turn, child.agent, promptFor(child), {
+        role: "child",
+        label: child.label,
+        model: child.model,
+        ...options.place(child),
+        control: controls[i],
+      });
+      const reply: ChildReply = {
+        child,
+        result,
+        ...(controls[i].cutOff ? { cutOff: controls[i].cutOff } : {}),
+      };
+      wait.finished(i, reply);
+      await options.afterEach?.(reply);
+      return reply;
+    }));
+  } finally {
+    wait.stop();
+    for (const control of controls) control.dispose();
+  }
+}
+
+/** The quorum rule over one turn's children. */
+class QuorumWait {
+  #turn: TurnContext;
+  #children: readonly ChildPlan[];
+  #controls: readonly CallControl[];
+  #rule: WaitRule;
+  /** Usable answers that start the grace period (0 = wait for every child). */
+  #quorum: number;
+  #finished: ChildReply[] = [];
+  #running: Set<number>;
+  #timers = new Map<number, TimerId>();
+  /** Children cut at the end of their grace. */
+  #graceEnded = new Set<number>();
+  /** When the quorum came (stragglers were cut or given their grace, once). */
+  #quorumAt: number | undefined;
+  /** The rest were cut off: the wait is over. */
+  #over = false;
+
+  constructor(
+    turn: TurnContext,
+    children: readonly ChildPlan[],
+    controls: readonly CallControl[],
+    rule: WaitRule,
+  ) {
+    this.#turn = turn;
+    this.#children = children;
+    this.#controls = controls;
+    this.#rule = rule;
+    const { minAnswers } = turn.env.config.quorum;
+    this.#quorum = children.length > 1 ? Math.min(minAnswers, children.length) : 0;
+    this.#running = new Set(children.keys());
+    controls.forEach((control, i) => control.onUpstreamFailure(() => this.#upstreamFailed(i)));
+  }
+
+  finished(index: number, reply: ChildReply): void {
+    this.#running.delete(index);
+    this.#finished.push(reply);
+    this.#learn(index, reply);
+    if (this.#over || this.#quorum === 0 || this.#running.size === 0) return;
+    if (this.#turn.signal.aborted) return;
+    const decided = this.#rule.decided?.(this.#finished, this.#children.length);
+    if (decided) {
+      this.#turn.progress(`${decided} — not waiting for ${this.#waitingOn()}`, "info");
+      return this.#cutRest(decided);
+    }
+    if (this.#quorumAt !== undefined) return;
+    const usable = this.#finished.filter((r) => this.#rule.usable(r)).length;
+    if (usable < this.#quorum) return;
+    this.#quorumAt = this.#turn.env.clock.now();
+    // Those in before the quorum were on time.
+    for (const r of this.#finished) {
+      if (this.#rule.usable(r)) this.#turn.env.lateness.record(r.child.agent.name, 0);
+    }
+    const answersIn = `quorum: ${usable} of ${this.#children.length} answers in`;
+    this.#cutSuspects(answersIn);
+    this.#grace(answersIn);
+  }
+
+  /** Each straggler still running gets the grace its agent's usual lateness earns. */
+  #grace(answersIn: string): void {
+    const graced = [...this.#running].filter((i) => !this.#controls[i].cutOff);
+    if (graced.length === 0) return;
+    const { lateness, clock } = this.#turn.env;
+    const graces = graced.map((i) => lateness.graceFor(this.#children[i].agent.name));
+    const labels = graced.map((i) => this.#children[i].label);
+    const same = graces.every((g) => g === graces[0]);
+    const given = same
+      ? `${labels.join(", ")} ${graced.length === 1 ? "gets" : "get"} ${
+        tenthSeconds(graces[0])
+      } more`
+      : labels.map((label, k) => `${label} gets ${tenthSeconds(graces[k])} more`).join(", ");
+    this.#turn.progress(`${answersIn} — ${given}`, "info");
+    graced.forEach((i, k) => {
+      const why = `quorum of ${this.#quorum} answers reached, ${
+        tenthSeconds(graces[k])
+      } grace over`;
+      const end = () => {
+        this.#graceEnded.add(i);
+        this.#cut(i, { kind: "quorum", why });
+      };
+      this.#timers.set(i, clock.setTimeout(end, graces[k]));
+    });
+  }
+
+  /** A child's lateness behind the quorum, when the quorum had come and it answered. */
+  #learn(index: number, reply: ChildReply): void {
+    if (this.#quorumAt === undefined || this.#turn.signal.aborted) return;
+    const agent = this.#children[index].agent.name;
+    const late = this.#turn.env.clock.now() - this.#quorumAt;
+    if (this.#rule.usable(reply)) this.#turn.env.lateness.record(agent, late);
+    // Cut at the grace's end having shown nothing: at least that late (so a slow agent's grace
+    // grows toward its lateness; two such misses in a row count as a failure, health.ts).
+    else if (this.#graceEnded.has(index) && reply.cutOff) {
+      this.#turn.env.lateness.record(agent, late);
+    }
+  }
+
+  /**
+   * Stragglers whose agent's last call failed get no grace: a CLI retrying a failing upstream
+   * may say nothing for seconds, and after a failure its silence most likely means more of it.
+   * Nor do those whose upstream is failing right now (a retry, and no output since).
+   */
+  #cutSuspects(answersIn: string): void {
+    const running = [...this.#running];
+    const failing = running.filter((i) => this.#controls[i].upstreamFailing);
+    for (const i of failing) this.#cutFailing(i, answersIn);
+    const suspects = running.filter((i) =>
+      !failing.includes(i) &&
+      this.#turn.env.health.statusOf(this.#children[i].agent.name).failuresInRow > 0
+    );
+    if (suspects.length === 0) return;
+    const labels = suspects.map((i) => this.#children[i].label).join(", ");
+    this.#turn.progress(`${answersIn} — not waiting for ${labels}: last call failed`, "info");
+    const why = `quorum of ${this.#quorum} answers reached; its last call had failed`;
+    for (const i of suspects) this.#cut(i, { kind: "quorum", why, suspect: true });
+  }
+
+  /** A child announced an upstream failure: with the quorum in, it is not waited for. */
+  #upstreamFailed(index: number): void {
+    if (this.#quorumAt === undefined || this.#over || !this.#running.has(index)) return;
+    const answersIn = `quorum: ${
+      this.#finished.filter((r) => this.#rule.usable(r)).length
+    } of ${this.#children.length} answers in`;
+    this.#cutFailing(index, answersIn);
+  }
+
+  #cutFailing(index: number, answersIn: string): void {
+    if (this.#controls[index].cutOff) return;
+    const label = this.#children[index].label;
+    this.#turn.progress(`${answersIn} — not waiting for ${label}: its upstream is failing`, "info");
+    const why = `quorum of ${this.#quorum} answers reached; its upstream is failing`;
+    this.#cut(index, { kind: "quorum", why, upstream: true });
+  }
+
+  stop(): void {
+    for (const timer of this.#timers.values()) this.#turn.env.clock.clearTimeout(timer);
+    this.#timers.clear();
+    this.#turn.env.lateness.save();
+  }
+
+  #waitingOn(): string {
+    return [...this.#running].map((i) => this.#children[i].label).join(", ");
+  }
+
+  #cut(index: number, cutOff: CutOff): void {
+    const timer = this.#timers.get(index);
+    if (timer !== undefined) this.#turn.env.clock.clearTimeout(timer);
+    this.#timers.delete(index);
+    this.#controls[index].cut(cutOff);
+  }
+
+  #cutRest(why: string): void {
+    this.#over = true;
+    for (const i of this.#running) this.#cut(i, { kind: "quorum", why });
+  }
+}
+
+export function childFailure(reply: ChildReply): Failure {
+  return { label: reply.child.label, reason: failureReason(reply.result) };
+}
