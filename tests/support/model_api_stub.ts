@@ -14,6 +14,14 @@ export interface SeenRequest {
   clientPort: number;
 }
 
+/** A synthesizer's prompt on an answer turn is the only one that shows candidates. */
+export const SYNTH_MARK = "=== Candidate A ===";
+
+/** Whether a request is a synthesizer's (its whole body holds the candidates). */
+export function isSynthesis(request: SeenRequest): boolean {
+  return JSON.stringify(request.body).includes(SYNTH_MARK);
+}
+
 /** What the stub answers a request with, given the request and its number (0-based). */
 export type StubHandler = (
   request: SeenRequest,
