@@ -72,6 +72,8 @@ export async function synthesize(
       );
     }
   }
+  // No synthesizer's answer goes out: the record says none decided.
+  turn.synthesized(undefined);
   const best = candidates[0];
   const why = failures.map((f) => `${f.label}: ${oneLine(f.reason)}`).join("; ") ||
     NO_SYNTHESIZER;

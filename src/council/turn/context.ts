@@ -150,9 +150,13 @@ export class TurnContext {
     }`;
   }
 
-  /** The synthesizer decided how the answer comes to be: for the record and the status API. */
-  synthesized(synthesis: TurnSynthesis): void {
-    this.decision = { ...this.decision, synthesis };
+  /**
+   * The synthesizer decided how the answer comes to be (undefined: no synthesizer's answer is
+   * sent after all): for the record and the status API.
+   */
+  synthesized(synthesis: TurnSynthesis | undefined): void {
+    const { synthesis: _, ...decision } = this.decision;
+    this.decision = synthesis ? { ...decision, synthesis } : decision;
     this.env.observer.turnDecided(this.request.id, this.decision);
   }
 

@@ -184,3 +184,29 @@ Deno.test("pick: with synthesis: write the synthesizer is never offered a pick, 
   assert.deepEqual(log.outcome, { kind: "answer", text: '{"choose": "B"}' });
   assert.equal(records[0].decision.synthesis?.kind, "written");
 });
+
+Deno.test("pick: the record names the synthesizer whose answer went out, and none when none did", async () => {
+  const fallback = recordingCouncil(
+    {},
+    byAgent({
+      ...CANDIDATES,
+      "claude:synth": { text: "half", ok: false, error: "claude: killed" },
+      "codex:synth": { text: "complete answer" },
+    }),
+  );
+  await collect(fallback.runTurn(testRequest(), new AbortController().signal));
+  assert.deepEqual(fallback.records[0].decision.synthesis, {
+    kind: "written",
+    agent: "codex",
+    candidates: 3,
+  });
+
+  const none = recordingCouncil(
+    {},
+    byAgent({ ...CANDIDATES, "*:synth": { text: "half", ok: false, error: "broke" } }),
+  );
+  const log = await collect(none.runTurn(testRequest(), new AbortController().signal));
+  assert.match(log.outcome.kind === "answer" ? log.outcome.text : "", /could not combine/);
+  assert.equal(none.records[0].decision.synthesis, undefined);
+  assert.ok(!("synthesis" in none.records[0].decision));
+});
