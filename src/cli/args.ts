@@ -24,12 +24,13 @@ export const COMMANDS = [
   "init",
   "config",
   "usage",
+  "eval",
   "version",
 ] as const;
 export type Command = (typeof COMMANDS)[number];
 
-/** Commands whose further arguments are the host CLI's own. */
-const LAUNCHERS: ReadonlySet<string> = new Set(["claude", "codex"]);
+/** Commands whose further arguments are their own: the host CLI's, or `eval`'s. */
+const LAUNCHERS: ReadonlySet<string> = new Set(["claude", "codex", "eval"]);
 
 export interface Parsed {
   command: Command;
@@ -48,7 +49,7 @@ export interface Parsed {
   lines?: number;
   force: boolean;
   stdout: boolean;
-  /** For `claude` / `codex`: every argument after the command, as given. */
+  /** For `claude` / `codex` / `eval`: every argument after the command, as given. */
   hostArgs: string[];
 }
 

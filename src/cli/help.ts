@@ -26,6 +26,7 @@ Usage:
   ${PROGRAM} init    [--config FILE]   write a commented starter configuration
   ${PROGRAM} config  [--config FILE]   print the effective configuration (secrets masked)
   ${PROGRAM} usage   [--ledger FILE] [--json]   spend per day, session and agent
+  ${PROGRAM} eval SUITE [--arm A]…     does the council beat its best member on these tasks?
   ${PROGRAM} version                   print the version
 
 The dashboard: open http://HOST:PORT/ in a browser while the gateway runs.
@@ -145,6 +146,28 @@ Options:
   --config FILE   configuration file whose \`ledger\` is used (lookup as for serve)
   --json          print the summary as JSON instead of tables
   -h, --help      show this help
+`,
+  eval: `Usage: ${PROGRAM} eval SUITE [options]
+
+Runs each task of SUITE (a task directory, or a directory of them: task.yaml with prompt,
+setup, check, timeoutSec, and workspace/) with each arm: a fresh copy of the workspace, a
+gateway of its own with the arm's configuration, the host headless in the copy, then the check.
+Each finished run is appended to OUT/results.jsonl at once; rerunning resumes. Prints the report
+(also written as OUT/report.md and OUT/report.html): pass rate with a 95 % Wilson interval, $ per
+solved task, median wall, the council against the best single arm (exact McNemar p), a verdict.
+
+Options:
+  --arm ARM           council | solo:AGENT | best-of:AGENT:N | NAME=FILE (repeatable;
+                      default: council and each agent alone)
+  --runs K            runs per task and arm (default 1)
+  --concurrency N     runs at once (default 1)
+  --max-usd X         start no run once the recorded spend reaches X dollars
+  --host claude|codex the host to run (default claude: claude -p; codex: codex exec)
+  --host-command PATH the host's executable (default: found on PATH)
+  --out DIR           results, logs and reports (default ./eval-out)
+  --json              print the report as JSON
+  --config FILE       the configuration the arms start from
+  -h, --help          show this help
 `,
   version: `Usage: ${PROGRAM} version
 
