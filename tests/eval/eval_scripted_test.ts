@@ -198,3 +198,43 @@ Deno.test("a missing host CLI is named with its npm package", async () => {
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("an interrupted eval keeps its finished runs and a rerun does only the rest", async () => {
+  const root = await Deno.makeTempDir({ prefix: "eval-interrupt-" });
+  try {
+    const suite = await writeSuite(root);
+    const config = await writeConfig(root);
+    const results = join(root, "eval-out", "results.jsonl");
+    const argv = [suite, "--config", config, "--arm", "solo:alpha", "--host-command", FAKE_HOST];
+    const self = { command: Deno.execPath(), args: ["run", "-A", MAIN] };
+    const interrupt = new AbortController();
+    const err: string[] = [];
+    const running = evalCommand(argv, io(root, [], err), {}, {
+      self,
+      signal: interrupt.signal,
+      terminal: false,
+    });
+    for (let i = 0; i < 600 && readResults(results).length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    interrupt.abort();
+    assert.equal(await running, 130);
+    assert.match(err.join(""), /interrupted: finished runs are kept/);
+    const kept = readResults(results);
+    assert.ok(kept.length >= 1 && kept.length < 3, `${kept.length}`);
+
+    const resumed: string[] = [];
+    const code = await evalCommand(argv, io(root, [], resumed), {}, {
+      self,
+      signal: new AbortController().signal,
+      terminal: false,
+    });
+    assert.equal(code, 0);
+    assert.match(resumed.join(""), new RegExp(`resuming: ${kept.length} runs already`));
+    const all = readResults(results);
+    assert.deepEqual(all.map((r) => r.task).sort(), TASKS);
+    assert.deepEqual(all.slice(0, kept.length), kept);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
