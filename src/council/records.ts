@@ -4,6 +4,35 @@
 import type { AgentRole, AgentUsage } from "../agents/types.ts";
 import type { Outcome, TurnUsage } from "./types.ts";
 
+/** How an answer turn's answer came to be: a candidate picked verbatim, or written. */
+export interface SynthesisRecord {
+  kind: "picked" | "written" | "selected" | "unanimous" | "single";
+  /** The synthesizer's agent. */
+  agent?: string;
+  /** The agent whose candidate (or proposal) was chosen. */
+  picked?: string;
+  candidates?: number;
+}
+
+/** The call a council's action turn chose, and how many children proposed what. */
+export interface ChosenCallRecord {
+  agent: string;
+  label: string;
+  /** The tool_use id the host got it under. */
+  toolUseId?: string;
+  tool?: string;
+  /** Proposals that were this same call. */
+  votes: number;
+  proposals: number;
+  valid: number;
+}
+
+/** Under isolation: what became of the chosen candidate's file changes. */
+export interface WorkspaceRecord {
+  status: "applied" | "refused" | "conflict" | "none";
+  agent?: string;
+}
+
 /** What the turn decided before running agents: how many, which, and why. */
 export interface TurnDecision {
   /**
@@ -32,6 +61,12 @@ export interface CallRecord {
   usage: AgentUsage;
   /** Set when the council ended the call early: enough answers were in, or upstream retries. */
   cutOff?: "quorum" | "retries";
+  /** A child on an action turn: what it proposed. */
+  proposal?: "valid" | "invalid" | "none";
+  /** Its proposal is the call the council chose. */
+  agreed?: boolean;
+  /** It is the child credited with the chosen call. */
+  chosen?: boolean;
 }
 
 /** One finished turn, as a ledger would keep it. */
@@ -54,4 +89,7 @@ export interface TurnRecord {
   failed: boolean;
   /** The turn was cancelled (client gone or shutdown); the spend of the calls made still counts. */
   cancelled: boolean;
+  synthesis?: SynthesisRecord;
+  chosen?: ChosenCallRecord;
+  workspace?: WorkspaceRecord;
 }
