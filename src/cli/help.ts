@@ -26,6 +26,7 @@ Usage:
   ${PROGRAM} init    [--config FILE]   write a commented starter configuration
   ${PROGRAM} config  [--config FILE]   print the effective configuration (secrets masked)
   ${PROGRAM} usage   [--ledger FILE] [--json]   spend per day, session and agent
+  ${PROGRAM} usage --agents [--window W]  what each member does for the council
   ${PROGRAM} eval SUITE [--arm A]…     does the council beat its best member on these tasks?
   ${PROGRAM} version                   print the version
 
@@ -137,13 +138,19 @@ Options:
 ${COMMON_HELP}
 `,
   usage: `Usage: ${PROGRAM} usage [--ledger FILE] [--config FILE] [--json]
+       ${PROGRAM} usage --agents [--window today|7d|all] [--ledger FILE] [--json]
 
 Summarises the turn ledger (config \`ledger\`, one JSON line per finished turn): totals, then
-spend per day (UTC), per session and per agent. Exits 1 when the ledger cannot be read.
+spend per day (UTC), per session and per agent. With --agents: each member's seat instead —
+turns sat, proposals (valid), chosen and what became of it (ok, error, rejected by the user),
+agreed with the chosen call, failed, spend, median latency — and one sentence per member.
+Exits 1 when the ledger cannot be read.
 
 Options:
   --ledger FILE   the ledger to read (default: the configuration's \`ledger\`)
   --config FILE   configuration file whose \`ledger\` is used (lookup as for serve)
+  --agents        each member's seat (see above)
+  --window W      with --agents: today (UTC), 7d or all (default all)
   --json          print the summary as JSON instead of tables
   -h, --help      show this help
 `,

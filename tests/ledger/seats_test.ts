@@ -2,6 +2,9 @@
 import assert from "node:assert/strict";
 import type { LedgerCall, LedgerEntry, LedgerLine } from "../../src/ledger/lines.ts";
 import { seats, seatSentence, windowStart } from "../../src/ledger/seats.ts";
+import { runCli } from "../../src/cli.ts";
+import { seatsSummary } from "../../src/cli/doctor_seats.ts";
+import type { Config } from "../../src/config.ts";
 
 const NOW = Date.parse("2026-11-28T12:00:00Z");
 
@@ -162,4 +165,63 @@ Deno.test("one sentence per member, saying when it never changed the outcome", (
     /^claude: chosen in 2 of 4 turns, agreed with the pick in 67 % — 1 of its choices no other member proposed/,
   );
   assert.equal(seatSentence(rows[3]), "idle: sat in no turns ($0.00 spent)");
+});
+
+Deno.test("usage --agents prints each seat and its sentence; --json and --window", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const ledger = `${dir}/ledger.jsonl`;
+    const lines = RECORDS.map((r) =>
+      JSON.stringify(r.kind === "turn" ? r.entry : r.kind === "outcome" ? r.outcome : r)
+    );
+    await Deno.writeTextFile(ledger, lines.join("\n") + "\n");
+    const run = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(["usage", "--ledger", ledger, ...argv], {
+        env: () => undefined,
+        cwd: dir,
+        stdout: (t) => void out.push(t),
+        stderr: (t) => void err.push(t),
+      });
+      return { code, out: out.join(""), err: err.join("") };
+    };
+    const text = await run("--agents");
+    assert.equal(text.code, 0, text.err);
+    assert.match(text.out, /^Seats \(all time\)\n/);
+    assert.match(text.out, /\ncodex +4 +3 +3 \(100 %\) +2 +0 +0 +1 /);
+    assert.match(text.out, /\ngemini: chosen in 1 of 4 turns, agreed with the pick in 50 %/);
+    const json = JSON.parse((await run("--agents", "--window", "today", "--json")).out);
+    assert.equal(json.window, "today");
+    const codex = json.agents.find((a: { agent: string }) => a.agent === "codex");
+    assert.deepEqual(
+      [codex.seat.turns, codex.seat.chosen, codex.seat.chosenRejected],
+      [3, 1, 1],
+    );
+    assert.match(codex.sentence, /^codex: chosen in 1 of 3 turns/);
+    const bad = await run("--agents", "--window", "month");
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--window "month": use today, 7d or all/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("doctor's summary: one sentence per member over the last week, nothing without turns", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const ledger = `${dir}/ledger.jsonl`;
+    const agents = ["claude", "codex"].map((name) => ({ name })) as Config["defaultAgents"];
+    assert.equal(seatsSummary({ ledger: "", defaultAgents: agents }, NOW), "");
+    assert.equal(seatsSummary({ ledger, defaultAgents: agents }, NOW), "");
+    const turns = RECORDS.flatMap((r) => r.kind === "turn" ? [JSON.stringify(r.entry)] : []);
+    await Deno.writeTextFile(ledger, turns.join("\n") + "\n");
+    const text = seatsSummary({ ledger, defaultAgents: agents }, NOW);
+    assert.match(text, /seats over the last 7 days/);
+    assert.match(text, /\n {2}claude: chosen in 2 of 4 turns/);
+    assert.match(text, /\n {2}codex: chosen in 1 of 3 turns/);
+    assert.match(text, /\n {2}gemini: chosen in 1 of 4 turns/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
