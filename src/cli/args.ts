@@ -27,7 +27,7 @@ export const COMMANDS = [
   "eval",
   "version",
 ] as const;
-export type Command = (typeof COMMANDS)[number];
+type Command = (typeof COMMANDS)[number];
 
 /** Commands whose further arguments are their own: the host CLI's, or `eval`'s. */
 const LAUNCHERS: ReadonlySet<string> = new Set(["claude", "codex", "eval"]);

@@ -1,5 +1,5 @@
 /** `doctor`'s word on the council's worth: one sentence per member from the ledger's last week. */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import { readSeatRecords } from "../ledger/records_file.ts";
 import { seats, seatSentence } from "../ledger/seats.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Per-session counters (SPEC §2.4): turns run and USD spent, in a bounded LRU map, where a
+ * Per-session counters (CONTRACT.md §2.4): turns run and USD spent, in a bounded LRU map, where a
  * running turn holds a spend reservation so concurrent turns of one session keep to its cap.
  */
 
@@ -42,7 +42,7 @@ export interface Ticket {
 }
 
 /** Whether a turn may run now. */
-export type Admission =
+type Admission =
   | { kind: "run"; ticket: Ticket }
   | { kind: "capped"; cap: SessionCap }
   /**
@@ -52,7 +52,7 @@ export type Admission =
   | { kind: "wait"; running: number; settled: Promise<void> };
 
 /** Finds an evicted session's counters again (in a ledger); undefined when it has none. */
-export type SessionLookup = (key: string) => Promise<Session | undefined>;
+type SessionLookup = (key: string) => Promise<Session | undefined>;
 
 interface Entry {
   session: Session;

@@ -3,7 +3,7 @@
  * configured), `solo:<agent>`, `best-of:<agent>:<N>` (that member N times, picking among its own
  * attempts), or `NAME=FILE` (any configuration file).
  */
-import type { AgentConfig, Config } from "../config.ts";
+import type { AgentConfig, Config } from "../config/mod.ts";
 
 /** A configuration file's contents as a plain object (YAML/JSON mapping). */
 export type ConfigObject = Record<string, unknown>;

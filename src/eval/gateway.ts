@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { originOfListening } from "../daemon/lifecycle.ts";
 import type { SelfInvocation } from "../daemon/self.ts";
-import { signalGroup } from "../agents/group_end.ts";
+import { signalGroup } from "../agents/process/group_end.ts";
 import type { ConfigObject } from "./arms.ts";
 import { spawnInGroup } from "./process.ts";
 

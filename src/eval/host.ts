@@ -2,7 +2,7 @@
  * The host a run drives headless in its copy, pointed at the run's gateway: Claude Code
  * (`claude -p`, the default) or Codex (`codex exec`), as `connect` would configure them.
  */
-import { findOnPath } from "../executables.ts";
+import { findOnPath } from "../base/executables.ts";
 import { codexLaunch } from "../cli/launch.ts";
 import { claudeEnvironment } from "../cli/connect.ts";
 

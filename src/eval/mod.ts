@@ -11,7 +11,7 @@ import { type SelfInvocation, selfInvocation } from "../daemon/self.ts";
 import { ArmError, type ConfigObject, resolveArms } from "./arms.ts";
 import { findHost } from "./host.ts";
 import { type EvalOptions, parseEvalArgs } from "./options.ts";
-import { progressWriter } from "./progress.ts";
+import { progressWriter } from "./progress_bar.ts";
 import { buildReport, reportMarkdown } from "./report.ts";
 import { reportHtml } from "./report_html.ts";
 import { appendResult, readResults } from "./results.ts";

@@ -2,7 +2,7 @@
  * A command of a run (setup, host, check) in its own process group, its output appended to the
  * run's log, the whole group ended at its time limit or when the eval is interrupted.
  */
-import { signalGroup } from "../agents/group_end.ts";
+import { signalGroup } from "../agents/process/group_end.ts";
 
 export interface CommandSpec {
   command: string;

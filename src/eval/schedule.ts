@@ -4,7 +4,7 @@
  * reached or the eval is interrupted; each result appended as it comes.
  */
 import type { Arm } from "./arms.ts";
-import type { ProgressState } from "./progress.ts";
+import type { ProgressState } from "./progress_bar.ts";
 import { runKey, type RunResult } from "./results.ts";
 import type { Task } from "./task.ts";
 

@@ -5,15 +5,15 @@
 import { z } from "zod";
 import type { CallRecord, TurnRecord } from "../council/records.ts";
 import type { TurnStart } from "../council/journal.ts";
-import type { ResolvedCall } from "../council/outcome_signals.ts";
+import type { ResolvedCall } from "../council/action/outcome_signals.ts";
 
-export const LEDGER_VERSION = 1;
+const LEDGER_VERSION = 1;
 
 const count = z.number().int().nonnegative();
 const usd = z.number().nonnegative();
 
 /** One agent call of a turn. */
-export const LedgerCallSchema = z.object({
+const LedgerCallSchema = z.object({
   agent: z.string(),
   /** `claude`, `claude#2`, `claude (synth)`, `judge`. */
   label: z.string(),
@@ -74,7 +74,7 @@ export const WorkspaceOutcomeSchema = z.object({
 export type WorkspaceOutcome = z.infer<typeof WorkspaceOutcomeSchema>;
 
 /** A finished turn's line. Unknown keys are kept readable by older versions (not strict). */
-export const LedgerEntrySchema = z.object({
+const LedgerEntrySchema = z.object({
   v: z.literal(LEDGER_VERSION),
   /** When the turn ended (ISO 8601, UTC). */
   time: z.string(),
@@ -118,11 +118,11 @@ const recordHead = <K extends string>(kind: K) => ({
 });
 
 /** An admitted turn's first line, written before any agent runs. */
-export const LedgerStartSchema = z.object(recordHead("start"));
+const LedgerStartSchema = z.object(recordHead("start"));
 export type LedgerStart = z.infer<typeof LedgerStartSchema>;
 
 /** A call of a running turn, written as it finishes: its spend survives a crash of the turn. */
-export const LedgerCallLineSchema = z.object({ ...recordHead("call"), call: LedgerCallSchema });
+const LedgerCallLineSchema = z.object({ ...recordHead("call"), call: LedgerCallSchema });
 export type LedgerCallLine = z.infer<typeof LedgerCallLineSchema>;
 
 /**
@@ -185,7 +185,7 @@ function callStatus(call: CallRecord): LedgerCall["status"] {
 }
 
 /** A call as the ledger keeps it. */
-export function ledgerCall(call: CallRecord): LedgerCall {
+function ledgerCall(call: CallRecord): LedgerCall {
   return {
     agent: call.agent,
     label: call.label,

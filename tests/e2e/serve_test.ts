@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { eventually } from "../wait.ts";
+import { eventually } from "../support/wait.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const TOKEN = "e2e-Gateway-Token-31337";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { evalCommand } from "../../src/eval/mod.ts";
 import { readResults } from "../../src/eval/results.ts";
-import { findTestCli } from "../agents/support.ts";
+import { findTestCli } from "../support/agent_runner.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 
 const claude = findTestCli("claude", /Claude Code/);
