@@ -27,6 +27,24 @@ export interface ChosenCallRecord {
   valid: number;
 }
 
+/** A child's part in its turn's choice (action turns). */
+export interface CallSignal {
+  proposal?: "valid" | "invalid" | "none";
+  /** Its proposal is the call the council chose. */
+  agreed?: boolean;
+  /** It is the child credited with the chosen call. */
+  chosen?: boolean;
+}
+
+/** What a turn leaves for its outcome signals (set by the step that decided it). */
+export interface TurnSignals {
+  chosen?: ChosenCallRecord;
+  synthesis?: SynthesisRecord;
+  workspace?: WorkspaceRecord;
+  /** Each child's part, by label. */
+  calls?: ReadonlyMap<string, CallSignal>;
+}
+
 /** Under isolation: what became of the chosen candidate's file changes. */
 export interface WorkspaceRecord {
   status: "applied" | "refused" | "conflict" | "none";
@@ -47,7 +65,7 @@ export interface TurnDecision {
 }
 
 /** One agent call of a turn (judge, child or synthesizer), as it ended. */
-export interface CallRecord {
+export interface CallRecord extends CallSignal {
   /** Label in progress lines (`claude`, `claude#2`, `claude (synth)`, `judge`). */
   label: string;
   agent: string;
@@ -61,12 +79,6 @@ export interface CallRecord {
   usage: AgentUsage;
   /** Set when the council ended the call early: enough answers were in, or upstream retries. */
   cutOff?: "quorum" | "retries";
-  /** A child on an action turn: what it proposed. */
-  proposal?: "valid" | "invalid" | "none";
-  /** Its proposal is the call the council chose. */
-  agreed?: boolean;
-  /** It is the child credited with the chosen call. */
-  chosen?: boolean;
 }
 
 /** One finished turn, as a ledger would keep it. */

@@ -107,6 +107,12 @@ async function synthesize(
       prepared: k === 0 ? early : undefined,
     });
     if (result.ok && (result.text.trim() || turn.answer.segment.trim())) {
+      // The pick-or-write step may set its own kind first (a candidate sent verbatim).
+      turn.signals = {
+        ...turn.signals,
+        synthesis: turn.signals.synthesis ??
+          { kind: "written", agent: agent.name, candidates: candidates.length },
+      };
       turn.answer.complete(reader ? reader.strip(result.text) : result.text);
       if (reader) await closeWithChanges(turn, workspaces, reader.choice, shuffled);
       return { kind: "answer", text: turn.answer.text };
@@ -125,6 +131,10 @@ async function synthesize(
   const why = failures.map((f) => `${f.label}: ${oneLine(f.reason)}`).join("; ") ||
     NO_SYNTHESIZER;
   turn.progress(`no synthesizer succeeded — returning ${best.child.label}'s answer`, "info");
+  turn.signals = {
+    ...turn.signals,
+    synthesis: { kind: "selected", picked: best.child.agent.name, candidates: candidates.length },
+  };
   turn.answer.write(
     `${turn.answer.started ? "\n\n---\n" : ""}${workspaces.answer(best.child, best.result.text)}` +
       `\n\n` +
@@ -163,8 +173,13 @@ async function closeWithChanges(
   shuffled: readonly ChildReply[],
 ): Promise<void> {
   const chosen = chosenChild(choice, shuffled);
-  const line = chosen
-    ? await workspaces.apply(chosen)
+  const applied = chosen ? await workspaces.apply(chosen) : undefined;
+  turn.signals = {
+    ...turn.signals,
+    workspace: chosen ? { status: applied!.status, agent: chosen.agent.name } : { status: "none" },
+  };
+  const line = applied
+    ? applied.line
     : choice.kind === "none"
     ? "No file changes were applied: none of the candidates' changes were chosen."
     : "No file changes were applied: the synthesizer did not say whose changes to apply.";

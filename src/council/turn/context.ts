@@ -14,7 +14,7 @@ import { type LineLevel, Narrator, recapLine } from "./progress.ts";
 import { oneLine } from "../../base/text.ts";
 import type { TurnJournal, TurnStart } from "../journal.ts";
 import type { AgentHealth } from "../calls/health.ts";
-import type { CallRecord, TurnDecision, TurnRecord } from "../records.ts";
+import type { CallRecord, TurnDecision, TurnRecord, TurnSignals } from "../records.ts";
 import type { SessionStore, Ticket } from "../session.ts";
 import type { TurnObserver } from "../observer.ts";
 import type { Outcome, TurnEvent, TurnRequest } from "../types.ts";
@@ -78,6 +78,8 @@ export class TurnContext {
   readonly windingDown: Promise<void>[] = [];
   /** The synthesizer started as the children start, on fanned-out turns. */
   earlySynth: StartedSynthesizer | undefined;
+  /** What the deciding step records for outcome signals (the chosen call, the synthesis). */
+  signals: TurnSignals = {};
 
   constructor(
     env: TurnEnv,
