@@ -15,7 +15,13 @@ import { oneLine } from "../../base/text.ts";
 import type { TurnJournal, TurnStart } from "../journal.ts";
 import type { AgentHealth } from "../calls/health.ts";
 import type { Lateness } from "../calls/lateness.ts";
-import type { CallRecord, TurnDecision, TurnRecord, TurnSynthesis } from "../records.ts";
+import type {
+  CallRecord,
+  TurnDecision,
+  TurnRecord,
+  TurnSignals,
+  TurnSynthesis,
+} from "../records.ts";
 import type { SessionStore, Ticket } from "../session.ts";
 import type { TurnObserver } from "../observer.ts";
 import type { Outcome, TurnEvent, TurnRequest } from "../types.ts";
@@ -81,6 +87,8 @@ export class TurnContext {
   readonly windingDown: Promise<void>[] = [];
   /** The synthesizer started as the children start, on fanned-out turns. */
   earlySynth: StartedSynthesizer | undefined;
+  /** What the deciding step records for outcome signals (the chosen call, the synthesis). */
+  signals: TurnSignals = {};
 
   constructor(
     env: TurnEnv,

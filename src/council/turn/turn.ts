@@ -21,6 +21,7 @@ import { redactedEvents } from "./redacted.ts";
 import { SessionStore } from "../session.ts";
 import { TurnContext, type TurnEnv } from "./context.ts";
 import { finishTurn } from "./end.ts";
+import { resolvedCalls } from "../action/outcome_signals.ts";
 import { guardObserver, NO_OBSERVER, type TurnObserver } from "../observer.ts";
 import { planStep } from "./planning.ts";
 import type { Outcome, RunTurn, TurnEvent, TurnRequest } from "../types.ts";
@@ -137,6 +138,20 @@ async function runTurn(turn: TurnContext): Promise<void> {
   }
 }
 
+/**
+ * Outcome signals: what the host's tool_results in this request say became of calls a council
+ * chose in this session's earlier turns, recorded before this turn runs.
+ */
+function recordResolvedCalls(turn: TurnContext): void {
+  const at = turn.env.clock.now();
+  const session = turn.request.sessionKey;
+  for (const call of resolvedCalls(turn.request.transcript)) {
+    turn.log.info("chosen call of turn {of}: {result}", { of: call.turn, result: call.result });
+    turn.journal((journal) => journal.resolved?.(session, call, at));
+    turn.env.observer.callResolved?.(session, call, at);
+  }
+}
+
 async function runSteps(turn: TurnContext): Promise<void> {
   const { config, sessions } = turn.env;
   const request = turn.request;
@@ -159,6 +174,7 @@ async function runSteps(turn: TurnContext): Promise<void> {
     continuation: request.continuation,
     startedAt: turn.startedAt,
   });
+  recordResolvedCalls(turn);
   if (request.cwdNote) turn.progress(request.cwdNote, "info");
   if (config.defaultAgents.length === 0) {
     turn.log.warn("no agents configured");
