@@ -1,0 +1,102 @@
+/**
+ * Opening the store: checks the URL, connects, migrates the schema and hands out the row classes;
+ * every way that can fail becomes a StoreError with one line that says what to fix.
+ */
+import postgres from "postgres";
+import { HealthRows } from "./health.ts";
+import { KeyRows } from "./keys.ts";
+import { LedgerRows } from "./ledger.ts";
+import { migrate, NewerSchemaError } from "./migrations.ts";
+import { ReplicaRows } from "./replicas.ts";
+import { SessionRows } from "./sessions.ts";
+
+/** The store cannot be used; `message` is one line for the operator. */
+export class StoreError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StoreError";
+  }
+}
+
+export interface Store {
+  /** The URL without its password, for messages. */
+  where: string;
+  sql: postgres.Sql;
+  replicas: ReplicaRows;
+  sessions: SessionRows;
+  ledger: LedgerRows;
+  health: HealthRows;
+  keys: KeyRows;
+  close(): Promise<void>;
+}
+
+/** The URL as it may be shown: no password. */
+export function displayUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+/** Why `url` is not a PostgreSQL URL, or null. */
+export function urlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "database is not a URL (expected postgres://user:password@host:port/database)";
+  }
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
+    return `database URL must start with postgres:// (got ${parsed.protocol}//)`;
+  }
+  return parsed.hostname ? null : "database URL has no host";
+}
+
+function reason(error: unknown): string {
+  const err = error as { code?: string; message?: string };
+  const text = (err.message ?? String(error)).split("\n")[0];
+  return err.code && !text.includes(err.code) ? `${text} (${err.code})` : text;
+}
+
+export interface ConnectOptions {
+  /** This replica's id (host:pid:random when not given). */
+  replicaId?: string;
+  /** Pool size. */
+  max?: number;
+  /** Seconds to wait for a connection. */
+  connectTimeoutS?: number;
+}
+
+/** Connects and migrates; throws StoreError (one line) when the database cannot be used. */
+export async function connectStore(url: string, options: ConnectOptions = {}): Promise<Store> {
+  const problem = urlProblem(url);
+  if (problem) throw new StoreError(problem);
+  const where = displayUrl(url);
+  const sql = postgres(url, {
+    max: options.max ?? 10,
+    connect_timeout: options.connectTimeoutS ?? 5,
+    onnotice: () => {},
+  });
+  try {
+    await migrate(sql);
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    if (error instanceof NewerSchemaError) throw new StoreError(`${where}: ${error.message}`);
+    throw new StoreError(`cannot use the database at ${where}: ${reason(error)}`);
+  }
+  const replicaId = options.replicaId ??
+    `${Deno.hostname()}:${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  return {
+    where,
+    sql,
+    replicas: new ReplicaRows(sql, replicaId),
+    sessions: new SessionRows(sql, replicaId),
+    ledger: new LedgerRows(sql, replicaId),
+    health: new HealthRows(sql),
+    keys: new KeyRows(sql),
+    close: () => sql.end({ timeout: 2 }),
+  };
+}
