@@ -54,6 +54,8 @@ async function run(args: Parsed, io: CliIo): Promise<number> {
       expectNoPositionals(args);
       io.stdout(`${PROGRAM} ${VERSION}\n`);
       return 0;
+    case "keys":
+      return (await import("./cli/keys.ts")).keysCommand(args, io, load);
   }
   const commands = await import("./cli/commands.ts");
   switch (args.command) {

@@ -21,7 +21,8 @@ import { apiKeyVariables } from "./secret_variables.ts";
 import type { RunAgent } from "./agents/types.ts";
 import { createCouncil } from "./council/turn.ts";
 import type { TurnJournal } from "./council/journal.ts";
-import { SessionStore } from "./council/session.ts";
+import { type Sessions, SessionStore } from "./council/session.ts";
+import type { Team } from "./store/team.ts";
 import { startIsolator } from "./workspace/startup.ts";
 import { openLedger } from "./ledger.ts";
 import { InFlightTurns } from "./inflight.ts";
@@ -77,6 +78,8 @@ export interface ServerOptions {
    * the connection cap.
    */
   fileLimit?: number;
+  /** Membership of a team on a shared database: sessions, ledger and keys live there. */
+  team?: Team;
 }
 
 export interface RunningServer {
@@ -146,7 +149,7 @@ interface Wiring {
   pool?: WarmPool;
   /** Sessions (seeded from the ledger, which records every turn) and isolated workspaces. */
   shared?: {
-    sessions: SessionStore;
+    sessions: Sessions;
     journal?: TurnJournal;
     isolator: ReturnType<typeof startIsolator>;
   };
@@ -180,11 +183,13 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     w.clock,
   );
   if (!w.shared) {
+    const isolator = startIsolator(w.options.workspaceRoot, w.log);
+    const { team } = w.options;
     const sessions = new SessionStore(config.sessionCapacity);
-    w.shared = {
+    w.shared = team ? { sessions: team.sessions, journal: team.journal, isolator } : {
       sessions,
       journal: config.ledger ? openLedger(config.ledger, sessions) : undefined,
-      isolator: startIsolator(w.options.workspaceRoot, w.log),
+      isolator,
     };
   }
   const runAgent = w.options.runAgent ?? w.pool!.runner;
@@ -193,6 +198,7 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     runAgent,
     clock: w.options.clock,
     ...w.shared,
+    onTurnEnd: w.options.team?.onTurnEnd,
     observer: w.status,
   });
   w.status.readHealthFrom(council.agentHealth);
@@ -226,6 +232,7 @@ function buildApp(w: Wiring, config: Readonly<Config>) {
       ? { messages: options.messages, responses: options.responses }
       : protocolHandlers(w, config)),
     limits: w.limits,
+    team: options.team,
     logger: options.logger,
     startedAt: w.startedAt,
     origins: () => w.origins,
@@ -237,6 +244,7 @@ function buildApp(w: Wiring, config: Readonly<Config>) {
         configPath: w.current.configPath,
       }),
       authOn: () => Boolean(w.current.token),
+      team: options.team && (() => options.team!.status()),
       clock: options.clock,
     },
   });
@@ -309,7 +317,9 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
       abortGraceMs: options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS,
       idle: () => w.inFlight.idle(),
-      onStopped: () => Promise.resolve(w.pool?.shutdown()).then(() => w.keeper?.close()),
+      onStopped: () =>
+        Promise.resolve(w.pool?.shutdown()).then(() => w.keeper?.close())
+          .then(() => options.team?.close()),
       handleSignals: options.handleSignals,
     });
   } catch (err) {

@@ -24,6 +24,7 @@ export const COMMANDS = [
   "init",
   "config",
   "usage",
+  "keys",
   "version",
 ] as const;
 export type Command = (typeof COMMANDS)[number];
@@ -48,6 +49,10 @@ export interface Parsed {
   lines?: number;
   force: boolean;
   stdout: boolean;
+  /** `keys create`: the key holder's name, budget (dollars, as given) and budget period. */
+  name?: string;
+  maxUsd?: string;
+  period?: string;
   /** For `claude` / `codex`: every argument after the command, as given. */
   hostArgs: string[];
 }
@@ -79,10 +84,23 @@ const OPTIONS = {
   lines: { type: "string", short: "n" },
   force: { type: "boolean" },
   stdout: { type: "boolean" },
+  name: { type: "string" },
+  "max-usd": { type: "string" },
+  period: { type: "string" },
 } as const;
 
 /** Options that take a value: the word after them is not a command. */
-const VALUED = new Set(["--config", "--host", "--port", "--ledger", "--lines", "-n"]);
+const VALUED = new Set([
+  "--config",
+  "--host",
+  "--port",
+  "--ledger",
+  "--lines",
+  "-n",
+  "--name",
+  "--max-usd",
+  "--period",
+]);
 
 /** Where a launcher command starts in argv (-1 when there is none). */
 function launcherIndex(argv: readonly string[]): number {
@@ -146,6 +164,9 @@ export function parseCommandLine(argv: string[]): Parsed {
     lines: values.lines === undefined ? undefined : parseLines(values.lines),
     force: values.force ?? false,
     stdout: values.stdout ?? false,
+    name: values.name,
+    maxUsd: values["max-usd"],
+    period: values.period,
     hostArgs,
   };
 }

@@ -26,6 +26,7 @@ Usage:
   ${PROGRAM} init    [--config FILE]   write a commented starter configuration
   ${PROGRAM} config  [--config FILE]   print the effective configuration (secrets masked)
   ${PROGRAM} usage   [--ledger FILE] [--json]   spend per day, session and agent
+  ${PROGRAM} keys create|list|revoke   per-person keys (needs \`database\`)
   ${PROGRAM} version                   print the version
 
 The dashboard: open http://HOST:PORT/ in a browser while the gateway runs.
@@ -145,6 +146,23 @@ Options:
   --config FILE   configuration file whose \`ledger\` is used (lookup as for serve)
   --json          print the summary as JSON instead of tables
   -h, --help      show this help
+`,
+  keys: `Usage: ${PROGRAM} keys create --name NAME --max-usd DOLLARS [--period day|week|month|none]
+       ${PROGRAM} keys list [--json]
+       ${PROGRAM} keys revoke NAME|ID
+
+Per-person API keys in the configured database (\`database\` or SVC_DATABASE_URL). A request
+presenting a key (Authorization: Bearer or x-api-key) is charged to it; a key over its budget
+gets 429 until its period (UTC) resets. \`create\` prints the key once: only its SHA-256 is
+stored. SVC_GATEWAY_TOKEN stays the admin key.
+
+Options:
+  --name NAME       who the key is for
+  --max-usd N       the budget per period, in dollars
+  --period P        day, week (from Monday), month (default) or none
+  --config FILE     configuration file whose \`database\` is used
+  --json            list: as JSON
+  -h, --help        show this help
 `,
   version: `Usage: ${PROGRAM} version
 

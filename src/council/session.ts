@@ -51,6 +51,18 @@ export type Admission =
    */
   | { kind: "wait"; running: number; settled: Promise<void> };
 
+/**
+ * What a turn needs of its session's counters: the in-memory SessionStore, or a store shared by
+ * several replicas (whose admission asks the database, so it may be async).
+ */
+export interface Sessions {
+  load(key: string): Promise<void>;
+  admit(key: string, limits: SessionLimits): Admission | Promise<Admission>;
+  settle(ticket: Ticket, usd: number): Readonly<Session>;
+  withdraw(ticket: Ticket): void;
+  peek(key: string): Readonly<Session> | undefined;
+}
+
 /** Finds an evicted session's counters again (in a ledger); undefined when it has none. */
 export type SessionLookup = (key: string) => Promise<Session | undefined>;
 
@@ -78,7 +90,7 @@ function keyHash(key: string): number {
  * so re-inserting on use makes the first key the least recently used). A session with a running
  * turn is never evicted. With a lookup, an evicted session is looked up again when it returns.
  */
-export class SessionStore {
+export class SessionStore implements Sessions {
   readonly capacity: number;
   #entries = new Map<string, Entry>();
   #lookup: SessionLookup | undefined;

@@ -17,7 +17,7 @@ import { oneLine } from "../text.ts";
 import { AsyncQueue } from "./queue.ts";
 import type { TurnRecord } from "./records.ts";
 import { redactedEvents } from "./redacted.ts";
-import { SessionStore } from "./session.ts";
+import { type Sessions, SessionStore } from "./session.ts";
 import { TurnContext, type TurnEnv } from "./turn_context.ts";
 import { finishTurn } from "./turn_end.ts";
 import { guardObserver, NO_OBSERVER, type TurnObserver } from "./observer.ts";
@@ -37,7 +37,7 @@ export interface CouncilDeps {
   /** Random numbers in [0, 1) for shuffling candidates; injectable for deterministic tests. */
   random?: () => number;
   /** Session counters; pass one to pre-fill it (e.g. from a ledger). Default: a fresh store. */
-  sessions?: SessionStore;
+  sessions?: Sessions;
   /** Called once per turn after its spend is booked. */
   onTurnEnd?: (record: TurnRecord) => void;
   /** Records each turn's start, calls and end as they happen (a ledger). */
@@ -51,7 +51,7 @@ export interface CouncilDeps {
 export interface Council {
   runTurn: RunTurn;
   /** The live session store (turns and spend per session key). */
-  sessions: SessionStore;
+  sessions: Sessions;
   /**
    * Each configured agent's health (failures in a row, cool-down), then any other agent with
    * failures on record (the judge): for `doctor` and status reports.

@@ -15,7 +15,7 @@ import { oneLine } from "../text.ts";
 import type { TurnJournal, TurnStart } from "./journal.ts";
 import type { AgentHealth } from "./health.ts";
 import type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
-import type { SessionStore, Ticket } from "./session.ts";
+import type { Sessions, Ticket } from "./session.ts";
 import type { TurnObserver } from "./observer.ts";
 import type { Outcome, TurnEvent, TurnRequest } from "./types.ts";
 
@@ -27,7 +27,7 @@ export interface TurnEnv {
   runner?: Pick<AgentRunner, "prepare">;
   clock: Clock;
   random: () => number;
-  sessions: SessionStore;
+  sessions: Sessions;
   /** Each agent's recent failures and cool-down, across turns. */
   health: AgentHealth;
   onTurnEnd?: (record: TurnRecord) => void;

@@ -9,6 +9,7 @@ import { LedgerRows } from "./ledger.ts";
 import { migrate, NewerSchemaError } from "./migrations.ts";
 import { ReplicaRows } from "./replicas.ts";
 import { SessionRows } from "./sessions.ts";
+import { displayUrl, urlProblem } from "./url.ts";
 
 /** The store cannot be used; `message` is one line for the operator. */
 export class StoreError extends Error {
@@ -28,31 +29,6 @@ export interface Store {
   health: HealthRows;
   keys: KeyRows;
   close(): Promise<void>;
-}
-
-/** The URL as it may be shown: no password. */
-export function displayUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(not a URL)";
-  }
-}
-
-/** Why `url` is not a PostgreSQL URL, or null. */
-export function urlProblem(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "database is not a URL (expected postgres://user:password@host:port/database)";
-  }
-  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
-    return `database URL must start with postgres:// (got ${parsed.protocol}//)`;
-  }
-  return parsed.hostname ? null : "database URL has no host";
 }
 
 function reason(error: unknown): string {
