@@ -21,6 +21,11 @@ export class Availability {
     return this.#up;
   }
 
+  /** How long the database has answered without a break (0 while it is down). */
+  upForMs(): number {
+    return this.#up ? this.#clock.now() - this.#since : 0;
+  }
+
   /** Since when the database has been down (epoch ms), or undefined while it is up. */
   get downSince(): number | undefined {
     return this.#up ? undefined : this.#since;

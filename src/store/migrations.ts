@@ -27,12 +27,15 @@ const MIGRATIONS: readonly string[] = [
     dearest_usd double precision NOT NULL DEFAULT 0
   );
   CREATE TABLE reservations (
-    id bigserial PRIMARY KEY,
+    id text PRIMARY KEY,
     session text NOT NULL REFERENCES sessions (key),
     replica text NOT NULL,
     turns integer NOT NULL,
     usd double precision NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now()
+    created_at timestamptz NOT NULL DEFAULT now(),
+    -- Released by the reaper (no longer held against the caps) but not yet settled: a replica
+    -- thought dead that settles after all still books its turn, once.
+    released boolean NOT NULL DEFAULT false
   );
   CREATE INDEX reservations_replica ON reservations (replica);
   CREATE TABLE ledger_records (

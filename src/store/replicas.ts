@@ -33,7 +33,9 @@ export class ReplicaRows {
 
   /**
    * Releases every reservation held by a replica whose heartbeat is older than `staleMs` (or
-   * that has no row), and forgets those replicas. One statement; returns the released count.
+   * that has no row): it no longer counts against the caps, and its row stays (marked) so that a
+   * replica that was only cut off still books its turn when it settles. Forgets those replicas
+   * and drops released rows a day old. One statement; returns the count released now.
    */
   async reap(staleMs: number): Promise<number> {
     const sql = this.#sql;
@@ -42,8 +44,11 @@ export class ReplicaRows {
       WITH live AS (
         SELECT id FROM replicas WHERE heartbeat_at >= now() - ${stale}::interval
       ), released AS (
-        DELETE FROM reservations WHERE replica NOT IN (SELECT id FROM live)
+        UPDATE reservations SET released = true
+        WHERE NOT released AND replica NOT IN (SELECT id FROM live)
         RETURNING session, turns, usd
+      ), expired AS (
+        DELETE FROM reservations WHERE released AND created_at < now() - interval '1 day'
       ), sums AS (
         SELECT session, sum(turns)::int AS turns, sum(usd) AS usd, count(*)::int AS n
         FROM released GROUP BY session
@@ -75,12 +80,13 @@ export class ReplicaRows {
     }));
   }
 
-  /** Removes this replica's row and releases its reservations (a clean shutdown). */
+  /** Removes this replica's row and withdraws its reservations (a clean shutdown). */
   async leave(): Promise<void> {
     await this.#sql`DELETE FROM replicas WHERE id = ${this.id}`;
     await this.#sql`
       WITH released AS (
-        DELETE FROM reservations WHERE replica = ${this.id} RETURNING session, turns, usd
+        DELETE FROM reservations WHERE replica = ${this.id} AND NOT released
+        RETURNING session, turns, usd
       ), sums AS (
         SELECT session, sum(turns)::int AS turns, sum(usd) AS usd FROM released GROUP BY session
       )

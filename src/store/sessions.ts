@@ -1,7 +1,8 @@
 /**
  * Session counters shared by replicas: a turn is admitted by one atomic statement that reserves
  * its turn and spend only while the caps leave room, and settled by one that books the actual
- * spend in place of the reservation (a reservation already released books nothing twice).
+ * spend in place of the reservation; settling and withdrawing remove the reservation's row, so a
+ * retry finds nothing and books nothing twice.
  */
 import type postgres from "postgres";
 
@@ -71,7 +72,12 @@ export class SessionRows {
    * reserves on every replica see each other: with running turns the estimate must fit under the
    * cap; a session with none always gets its turn (only running turns can make room).
    */
-  async reserve(key: string, caps: SessionCaps, fallbackUsd: number): Promise<ReserveResult> {
+  async reserve(
+    key: string,
+    caps: SessionCaps,
+    fallbackUsd: number,
+    id: string = crypto.randomUUID(),
+  ): Promise<ReserveResult> {
     const sql = this.#sql;
     const cap = caps.maxSessionUsd;
     await sql`INSERT INTO sessions (key) VALUES (${key}) ON CONFLICT (key) DO NOTHING`;
@@ -97,9 +103,9 @@ export class SessionRows {
                 s.usd + s.reserved_usd + e.usd <= ${cap}::float8 + ${USD_EPSILON}))))
           RETURNING s.key, e.usd
         )
-        INSERT INTO reservations (session, replica, turns, usd)
-        SELECT key, ${this.#replica}, 1, usd FROM reserved
-        RETURNING id::text, usd`;
+        INSERT INTO reservations (id, session, replica, turns, usd)
+        SELECT ${id}, key, ${this.#replica}, 1, usd FROM reserved
+        RETURNING id, usd`;
       if (rows.length === 1) {
         return { kind: "run", reservation: { id: rows[0].id, key, usd: rows[0].usd } };
       }
@@ -112,33 +118,41 @@ export class SessionRows {
   }
 
   /**
-   * Books a turn's actual spend in place of its reservation, in one statement. Only a reservation
-   * still held counts: settling twice (a retry), or after the reaper released it, books nothing.
+   * Books a turn's actual spend in place of its reservation, in one statement. Settling twice (a
+   * retry) finds no reservation and books nothing; one the reaper released still books its turn.
    */
   async settle(reservation: Reservation, usd: number): Promise<SessionCounters> {
     const sql = this.#sql;
     const rows = await sql<SessionCounters[]>`
-      WITH released AS (
-        DELETE FROM reservations WHERE id = ${reservation.id} RETURNING session, turns, usd
+      WITH gone AS (
+        DELETE FROM reservations WHERE id = ${reservation.id}
+        RETURNING session, turns, CASE WHEN released THEN 0 ELSE turns END AS held_turns,
+          CASE WHEN released THEN 0 ELSE usd END AS held_usd
       )
       UPDATE sessions s SET turns = s.turns + r.turns, usd = s.usd + ${usd}::float8,
-        reserved_turns = greatest(s.reserved_turns - r.turns, 0),
-        reserved_usd = greatest(s.reserved_usd - r.usd, 0),
+        reserved_turns = greatest(s.reserved_turns - r.held_turns, 0),
+        reserved_usd = greatest(s.reserved_usd - r.held_usd, 0),
         dearest_usd = greatest(s.dearest_usd, ${usd}::float8)
-      FROM released r WHERE s.key = r.session
+      FROM gone r WHERE s.key = r.session
       RETURNING s.key, s.turns, s.usd`;
     return rows[0] ?? await this.get(reservation.key) ?? { key: reservation.key, turns: 0, usd: 0 };
   }
 
-  /** An admitted turn did not run after all: its reservation goes, nothing is counted. */
-  async withdraw(reservation: Reservation): Promise<void> {
+  /**
+   * An admitted turn did not run after all (or its reserve's answer was lost): its reservation
+   * goes, nothing is counted. Withdrawing one that does not exist does nothing.
+   */
+  async withdraw(reservation: Pick<Reservation, "id">): Promise<void> {
     await this.#sql`
-      WITH released AS (
-        DELETE FROM reservations WHERE id = ${reservation.id} RETURNING session, turns, usd
+      WITH gone AS (
+        DELETE FROM reservations WHERE id = ${reservation.id} AND NOT released
+        RETURNING session, turns, usd
+      ), dropped AS (
+        DELETE FROM reservations WHERE id = ${reservation.id} AND released
       )
       UPDATE sessions s SET reserved_turns = greatest(s.reserved_turns - r.turns, 0),
         reserved_usd = greatest(s.reserved_usd - r.usd, 0)
-      FROM released r WHERE s.key = r.session`;
+      FROM gone r WHERE s.key = r.session`;
   }
 
   /** A session's settled counters, or undefined when it never ran. */

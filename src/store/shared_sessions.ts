@@ -52,8 +52,16 @@ export class SharedSessions implements Sessions {
 
   /** Reserves in the database; throws when the database cannot be reached. */
   async admit(key: string, limits: SessionLimits): Promise<Admission> {
-    const { rows, availability } = this.#options;
-    const result = await availability.watch(() => rows.reserve(key, limits, this.#dearestUsd));
+    const { rows, availability, writes } = this.#options;
+    const id = crypto.randomUUID();
+    let result;
+    try {
+      result = await availability.watch(() => rows.reserve(key, limits, this.#dearestUsd, id));
+    } catch (error) {
+      // The reservation may have been made with its answer lost: take it back once possible.
+      writes.push(() => availability.watch(() => rows.withdraw({ id })));
+      throw error;
+    }
     if (result.kind === "run") {
       this.#live++;
       const ticket: SharedTicket = {

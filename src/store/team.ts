@@ -91,12 +91,19 @@ export class Team {
     this.#timer = clock.setInterval(() => void this.beat(), this.#heartbeatMs);
   }
 
-  /** Writes the heartbeat and releases the reservations of replicas silent for 3 beats. */
+  /**
+   * Writes the heartbeat and releases the reservations of replicas silent for 3 beats. Not
+   * while the database has only just come back: every replica was silent then, through no fault
+   * of its own, and must get the time to beat again first.
+   */
   async beat(): Promise<void> {
+    const staleMs = 3 * this.#heartbeatMs;
+    const settled = this.availability.upForMs() >= staleMs;
     try {
       await this.availability.watch(async () => {
         await this.store.replicas.beat(this.sessions.liveTurns);
-        const released = await this.store.replicas.reap(3 * this.#heartbeatMs);
+        if (!settled) return;
+        const released = await this.store.replicas.reap(staleMs);
         if (released > 0) {
           this.#log.warn("released {count} reservation(s) of replicas that stopped beating", {
             count: released,

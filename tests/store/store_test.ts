@@ -121,7 +121,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "store: the reaper releases the reservations of a replica that stopped beating",
+  name: "store: the reaper releases a silent replica's reservations; a late settle books once",
   ignore,
   async fn() {
     await withStores(2, async ([alive, dead]) => {
@@ -137,6 +137,12 @@ Deno.test({
       assert.equal(await alive.replicas.reap(30_000), 1);
       assert.deepEqual((await alive.replicas.list()).map((r) => r.id), ["r0"]);
       assert.equal((await alive.sessions.reserve("s", caps, 0)).kind, "run");
+      // The "dead" replica was only cut off: its late settle still books its turn, once.
+      if (held.kind !== "run") return;
+      await dead.sessions.settle(held.reservation, 0.2);
+      await dead.sessions.settle(held.reservation, 0.2);
+      assert.deepEqual(await alive.sessions.get("s"), { key: "s", turns: 1, usd: 0.2 });
+      assert.equal(await alive.sessions.running("s"), 1, "the live replica's turn still holds");
     });
   },
 });

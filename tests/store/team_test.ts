@@ -112,7 +112,11 @@ Deno.test({
     const session = "killed-session";
     const stuck = messagesRequest(doomed.origin, session, "slow question").catch(() => null);
     await eventually(
-      () => withSql(db.url, async (sql) => (await sql`SELECT id FROM reservations`).length === 1),
+      () =>
+        withSql(
+          db.url,
+          async (sql) => (await sql`SELECT id FROM reservations WHERE NOT released`).length === 1,
+        ),
       "the slow turn's reservation",
     );
     // maxTurns 1: while the doomed replica holds the turn, the session is at its cap.
@@ -124,7 +128,11 @@ Deno.test({
     const killedAt = Date.now();
     await stuck;
     await eventually(
-      () => withSql(db.url, async (sql) => (await sql`SELECT id FROM reservations`).length === 0),
+      () =>
+        withSql(
+          db.url,
+          async (sql) => (await sql`SELECT id FROM reservations WHERE NOT released`).length === 0,
+        ),
       "the reservation released",
     );
     const releasedMs = Date.now() - killedAt;

@@ -84,7 +84,7 @@ function freePort(): number {
   return port;
 }
 
-async function startCluster(): Promise<Cluster> {
+async function startCluster(stopAtExit = true): Promise<Cluster> {
   if (BIN_DIR === null) throw new Error(postgresMissing ?? "no PostgreSQL");
   const dir = await Deno.makeTempDir({ prefix: "cg-pg-" });
   if (Deno.uid() === 0) {
@@ -113,8 +113,26 @@ async function startCluster(): Promise<Cluster> {
       if (attempt === 2) throw error;
     }
   }
-  globalThis.addEventListener("unload", () => stopClusterSync(cluster));
+  if (stopAtExit) globalThis.addEventListener("unload", () => stopClusterSync(cluster));
   return cluster;
+}
+
+/**
+ * A cluster of the test's own, for a test that stops and restarts the server (the shared one
+ * must stay up for the others); removed when disposed.
+ */
+export async function ownCluster(): Promise<Cluster & { [Symbol.asyncDispose](): Promise<void> }> {
+  const own = await startCluster(false);
+  return {
+    ...own,
+    [Symbol.asyncDispose]: () => Promise.resolve(stopClusterSync(own)),
+  };
+}
+
+/** Creates a database in `cluster` and returns its URL. */
+export async function createDatabase(cluster: Cluster, name: string): Promise<string> {
+  await admin(cluster.port, (sql) => sql.unsafe(`CREATE DATABASE ${name}`));
+  return clusterUrl(cluster.port, name);
 }
 
 /** Starts (or restarts) the cluster's server on its port; waits until it accepts connections. */
@@ -123,8 +141,9 @@ export function startServer(cluster: Cluster): Promise<void> {
     `-p ${cluster.port}`,
     `-k ${cluster.dir}`,
     "-c listen_addresses=127.0.0.1",
+    // Throwaway data: no fsync. Commits stay synchronous, so a stopped server (even one killed
+    // with -m immediate) keeps every commit it acknowledged, as a real one does.
     "-c fsync=off",
-    "-c synchronous_commit=off",
     "-c full_page_writes=off",
     "-c max_connections=200",
   ].join(" ");
@@ -181,9 +200,9 @@ export async function freshDatabase(): Promise<
 > {
   const running = await cluster();
   const name = `t${Deno.pid}_${++databases}_${crypto.randomUUID().slice(0, 8)}`;
-  await admin(running.port, (sql) => sql.unsafe(`CREATE DATABASE ${name}`));
+  const url = await createDatabase(running, name);
   return {
-    url: clusterUrl(running.port, name),
+    url,
     name,
     cluster: running,
     async [Symbol.asyncDispose]() {
