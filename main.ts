@@ -1,4 +1,4 @@
 /** council-gateway entry point: runs the CLI and exits with its code. */
-import { runCli } from "./src/cli.ts";
+import { runCli } from "./src/cli/mod.ts";
 
 if (import.meta.main) Deno.exit(await runCli(Deno.args));

@@ -14,7 +14,7 @@
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { VERSION } from "../src/version.ts";
+import { VERSION } from "../src/base/version.ts";
 
 export const PROGRAM = "council-gateway";
 export const ENTRY_POINT = "main.ts";
@@ -281,13 +281,13 @@ function inRoot(path: string): string {
   return resolve(REPO_ROOT, path);
 }
 
-/** Accepts `v1.2.3` or `1.2.3`; fails unless it equals both deno.json and src/version.ts. */
+/** Accepts `v1.2.3` or `1.2.3`; fails unless it equals both deno.json and src/base/version.ts. */
 export function checkVersion(expected: string, denoJson: DenoJson): void {
   const wanted = expected.replace(/^v/, "");
   if (wanted !== denoJson.version || wanted !== VERSION) {
     throw new Error(
       `release tag ${expected} does not match deno.json version ${denoJson.version} ` +
-        `and src/version.ts VERSION ${VERSION}`,
+        `and src/base/version.ts VERSION ${VERSION}`,
     );
   }
 }

@@ -6,11 +6,11 @@
  * what the CLI itself reports as cache reads.
  */
 import { join } from "node:path";
-import type { AgentConfig } from "../../src/config.ts";
+import type { AgentConfig } from "../../src/config/mod.ts";
 import { createAgentRunner } from "../../src/agents/run.ts";
 import { promptText } from "../../src/agents/prompt_text.ts";
-import { cacheKeyOf } from "../../src/council/compose.ts";
-import { actionPrompt } from "../../src/council/prompts.ts";
+import { cacheKeyOf } from "../../src/council/prompt/compose.ts";
+import { actionPrompt } from "../../src/council/prompt/prompts.ts";
 import { MessagesRequestSchema, messagesTurnInput } from "../../src/protocol/messages/request.ts";
 import { contextTokensOf } from "../../src/agents/context_budget.ts";
 import { type CacheUpstream, startCacheUpstream, type UpstreamCall } from "./cache_upstream.ts";

@@ -3,7 +3,7 @@
  * reading, grouped by host request and child, the per-request table, and the session totals the
  * targets are checked against. Pure functions only.
  */
-import type { Price } from "../../src/config.ts";
+import type { Price } from "../../src/config/mod.ts";
 import { costOf } from "../../src/agents/cost.ts";
 import { budgetTokens } from "../../src/agents/context_budget.ts";
 import type { UpstreamCall } from "./cache_upstream.ts";

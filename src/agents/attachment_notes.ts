@@ -2,7 +2,7 @@
  * The words a child's prompt gets about the turn's attachments: which ones it cannot see, and
  * where the ones given to it as files are.
  */
-import { describeAttachment, type LabelledAttachment } from "../attachments.ts";
+import { describeAttachment, type LabelledAttachment } from "../base/attachment.ts";
 import type { AttachmentDelivery } from "./types.ts";
 
 function list(items: readonly string[]): string {

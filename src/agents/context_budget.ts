@@ -2,15 +2,15 @@
  * How many tokens of prompt an agent may be sent: its `contextTokens`, or a default from the
  * model family's context window less room for the reply and for the CLI's own instructions.
  */
-import type { AgentConfig, Runner } from "../config.ts";
+import type { AgentConfig, Runner } from "../config/mod.ts";
 import { byLongestPrefix } from "./cost.ts";
-import { DEFAULT_MAX_TOKENS } from "./anthropic.ts";
+import { DEFAULT_MAX_TOKENS } from "./http/anthropic.ts";
 
 /**
  * Context windows in tokens (input the model accepts), by lower-case model-id prefix; the
  * longest prefix wins. CLI aliases (`opus`, `sonnet`, …) are the tier's current model.
  */
-export const CONTEXT_WINDOWS: Readonly<Record<string, number>> = Object.freeze({
+const CONTEXT_WINDOWS: Readonly<Record<string, number>> = Object.freeze({
   "claude": 200_000,
   "opus": 200_000,
   "sonnet": 200_000,
@@ -43,10 +43,10 @@ export const CLI_OVERHEAD_TOKENS: Readonly<Record<Runner, number>> = Object.free
 });
 
 /** Room kept for the reply when the agent sets no `maxTokens` (at most a quarter of the window). */
-export const REPLY_RESERVE_TOKENS = 32_000;
+const REPLY_RESERVE_TOKENS = 32_000;
 
 /** The smallest budget a default comes to, however small the window. */
-export const MIN_CONTEXT_TOKENS = 1_000;
+const MIN_CONTEXT_TOKENS = 1_000;
 
 /**
  * Characters per token when counting a prompt against its budget: deliberately pessimistic

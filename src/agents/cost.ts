@@ -1,7 +1,7 @@
 /**
  * Token estimates and cost: the built-in price table, config overrides, longest-prefix lookup.
  */
-import type { Price } from "../config.ts";
+import type { Price } from "../config/mod.ts";
 import type { PriceTable } from "./types.ts";
 
 /**
@@ -50,7 +50,7 @@ export const BUILT_IN_PRICES: Readonly<PriceTable> = Object.freeze({
  * none of its own: Anthropic bills 5-minute cache writes at 1.25× and reads at 0.1×; OpenAI's
  * and Google's writes cost what input costs. A model not listed gets no discount.
  */
-export const CACHE_RATES: Readonly<Record<string, { read: number; write: number }>> = Object
+const CACHE_RATES: Readonly<Record<string, { read: number; write: number }>> = Object
   .freeze({
     "claude": { read: 0.1, write: 1.25 },
     "opus": { read: 0.1, write: 1.25 },
@@ -112,7 +112,7 @@ export function estimateTokens(chars: number): number {
 }
 
 /** Input tokens that were read from or written to a prompt cache (part of the input tokens). */
-export interface CacheTokens {
+interface CacheTokens {
   read: number;
   write: number;
 }

@@ -3,27 +3,27 @@
  * its kind (a CLI child, run_cli.ts, or an HTTP call, run_http.ts) and run; every failure,
  * a bug included, becomes a failed `AgentResult`.
  */
-import { nodeCompileCacheDir } from "./compile_cache.ts";
+import { nodeCompileCacheDir } from "./cli/compile_cache.ts";
 import { getLogger } from "@logtape/logtape";
-import { type Clock, systemClock } from "../clock.ts";
-import { type AgentConfig, isHttpRunner } from "../config.ts";
+import { type Clock, systemClock } from "../base/clock.ts";
+import { type AgentConfig, isHttpRunner } from "../config/mod.ts";
 import type { AgentPrompt, AgentRunner, PreparedRun, PrepareOptions, PriceTable } from "./types.ts";
-import { scrubBaseEnv } from "./env.ts";
+import { scrubBaseEnv } from "./child_env.ts";
 import { mergePricing } from "./cost.ts";
-import { type GroupSpawn, machineGroupSpawn } from "./group_spawn.ts";
-import type { GroupRegistry } from "./process.ts";
-import { oneLine } from "../text.ts";
-import { clockSleep } from "./http_stream.ts";
-import { type CliSettings, prepareCli } from "./run_cli.ts";
-import { type HttpSettings, prepareHttp } from "./run_http.ts";
+import { type GroupSpawn, machineGroupSpawn } from "./process/group_spawn.ts";
+import type { GroupRegistry } from "./process/child_process.ts";
+import { oneLine } from "../base/text.ts";
+import { clockSleep } from "./http/completion_stream.ts";
+import { type CliSettings, prepareCli } from "./cli/run_cli.ts";
+import { type HttpSettings, prepareHttp } from "./http/run_http.ts";
 import { failedResult, type RunIdentity, unstartableRun } from "./run_output.ts";
 
 const logger = getLogger(["council-gateway", "agents"]);
 
 export const DEFAULT_KILL_GRACE_MS = 2_000;
-export const DEFAULT_MAX_TEXT_CHARS = 2_000_000;
-export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
-export const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
+const DEFAULT_MAX_TEXT_CHARS = 2_000_000;
+const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
 
 export interface AgentRunnerOptions {
   /** Config `passApiKeys`: keep provider credentials in the child's environment. */
@@ -38,7 +38,7 @@ export interface AgentRunnerOptions {
   pricing: PriceTable;
   /** Base environment for children; defaults to the gateway's own. */
   baseEnv?: Record<string, string>;
-  /** Drives time-outs and durations (tests pass a FakeClock). */
+  /** Drives time-outs and durations (tests pass a fake one). */
   clock?: Clock;
   /** Real-time wait between SIGTERM and SIGKILL of a child's process group (default 2 s). */
   killGraceMs?: number;
@@ -74,7 +74,7 @@ function gatewayEnv(): Record<string, string> {
   }
 }
 
-/** Records of one child carry the turn id, for the `[turn <id>]` prefix (SPEC §1.2). */
+/** Records of one child carry the turn id, for the `[turn <id>]` prefix (CONTRACT.md §1.2). */
 const logFor = (turnId?: string) => (turnId ? logger.with({ turn: turnId }) : logger);
 
 /** The settings of both kinds of run, from the options and their defaults. */

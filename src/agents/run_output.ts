@@ -3,7 +3,7 @@
  * settled into the `AgentResult`, whatever ran it (a CLI child or an HTTP call).
  */
 import type { Logger } from "@logtape/logtape";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../base/clock.ts";
 import type {
   AgentEvent,
   AgentResult,
@@ -14,11 +14,11 @@ import type {
   PriceTable,
 } from "./types.ts";
 import { costOf, estimateTokens, findCachePrice } from "./cost.ts";
-import { oneLine } from "../text.ts";
+import { oneLine } from "../base/text.ts";
 import { promptText } from "./prompt_text.ts";
 
 /** How a run ended, whatever ran it. */
-export interface RunEnd {
+interface RunEnd {
   exitCode: number | null;
   timedOut: boolean;
   aborted: boolean;
@@ -155,7 +155,7 @@ export function failedResult(
   };
 }
 
-export interface RecorderContext {
+interface RecorderContext {
   id: RunIdentity;
   clock: Clock;
   prices: Readonly<PriceTable>;

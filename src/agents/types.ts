@@ -3,9 +3,9 @@
  *
  * The council imports these; nothing here knows about councils, HTTP or protocols.
  */
-import type { AgentConfig, ChildAccess, Price } from "../config.ts";
-import type { LabelledAttachment } from "../attachments.ts";
-import type { StateHomeSpec } from "./state_home.ts";
+import type { AgentConfig, ChildAccess, Price } from "../config/mod.ts";
+import type { LabelledAttachment } from "../base/attachment.ts";
+import type { StateHomeSpec } from "./cli/state_home.ts";
 
 export type { ChildAccess };
 
@@ -67,7 +67,7 @@ export interface RunOptions {
   /**
    * What the child may do there, mapped by each adapter to its CLI's own mode (read-only:
    * claude's plan mode, codex's read-only sandbox, gemini's default approval). Absent:
-   * `workspace-write`, the spec's full-auto.
+   * `workspace-write`, full-auto (CONTRACT.md §1.1.10).
    */
   access?: ChildAccess;
   /** Overrides the agent's configured model (background pinning, cheap judge). */
@@ -175,7 +175,7 @@ export interface PreparedRun {
 }
 
 /** Starts an agent's child without a prompt. Never throws: a child that cannot start fails on `run`. */
-export type PrepareAgent = (agent: AgentConfig, options: PrepareOptions) => Promise<PreparedRun>;
+type PrepareAgent = (agent: AgentConfig, options: PrepareOptions) => Promise<PreparedRun>;
 
 /** `RunAgent` (prepare, then run at once) with `prepare` alongside. */
 export type AgentRunner = RunAgent & { prepare: PrepareAgent };
@@ -222,7 +222,7 @@ export interface AttachmentDelivery {
   dir?: string;
 }
 
-export interface ArgvOptions {
+interface ArgvOptions {
   role: AgentRole;
   model: string;
   /** Set when the turn has attachments. */
@@ -239,7 +239,7 @@ export interface ParserContext {
 }
 
 /** Facts about the gateway process an adapter may need for the child's environment. */
-export interface EnvContext {
+interface EnvContext {
   /** The gateway runs as root (claude then needs IS_SANDBOX=1 to skip permissions). */
   isRoot: boolean;
   /** Where a Node-based CLI may keep its compiled code between runs (unset: leave it alone). */

@@ -4,11 +4,11 @@
  * bounded, refilled once no pooled run is in flight (so refills do not compete with a turn for
  * the CPU), reaped when idle and on shutdown.
  */
-import { type Clock, systemClock, type TimerId } from "../clock.ts";
-import { type AgentConfig, isHttpRunner } from "../config.ts";
+import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
+import { type AgentConfig, isHttpRunner } from "../config/mod.ts";
 import type { AgentPrompt, AgentRunner, PreparedRun, PrepareOptions, RunOptions } from "./types.ts";
 
-export interface WarmPoolSettings {
+interface WarmPoolSettings {
   /** Children kept ready per (agent, role, model, cwd); 0 turns the pool off. */
   size: number;
   /** A ready child unused this long is ended, and its key is not refilled until used again. */

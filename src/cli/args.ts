@@ -27,7 +27,7 @@ export const COMMANDS = [
   "keys",
   "version",
 ] as const;
-export type Command = (typeof COMMANDS)[number];
+type Command = (typeof COMMANDS)[number];
 
 /** Commands whose further arguments are the host CLI's own. */
 const LAUNCHERS: ReadonlySet<string> = new Set(["claude", "codex"]);

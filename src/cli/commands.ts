@@ -3,7 +3,7 @@
  * loader: it prints what it has to say and returns the exit code.
  */
 import { resolve } from "node:path";
-import { type Config, ConfigError } from "../config.ts";
+import { type Config, ConfigError } from "../config/mod.ts";
 import { daemonPaths } from "../daemon/paths.ts";
 import { selfCommandLine } from "../daemon/self.ts";
 import { type Parsed, serveArgsOf, UsageError } from "./args.ts";
@@ -22,14 +22,14 @@ import {
   startCommand,
   statusCommand,
   stopCommand,
-} from "./daemon.ts";
+} from "./daemon_commands.ts";
 import { runDoctor } from "./doctor.ts";
 import { defaultConfigPath, InitError, starterConfig, writeStarterConfig } from "./init.ts";
 import type { CliIo } from "./io.ts";
 import { claudeLaunch, codexLaunch, runHost } from "./launch.ts";
 import { renderConfig } from "./show_config.ts";
-import { renderUsage, summarizeLedger } from "./usage.ts";
-import { findOnPath } from "../executables.ts";
+import { renderUsage, summarizeLedger } from "./usage_command.ts";
+import { findOnPath } from "../base/executables.ts";
 
 export type Load = () => Readonly<Config>;
 

@@ -1,8 +1,8 @@
 /**
  * `connect claude|codex`: the exact settings that point a host CLI at this gateway.
  */
-import type { Config } from "../config.ts";
-import { urlHost } from "../origins.ts";
+import type { Config } from "../config/mod.ts";
+import { urlHost } from "../base/origins.ts";
 
 /** The variable Codex reads the gateway token from (`env_key` of the provider block). */
 export const CODEX_ENV_KEY = "COUNCIL_GATEWAY_TOKEN";
@@ -22,7 +22,7 @@ export const CODEX_OFFERED_MODEL = "gpt-6-sol";
 export const PLACEHOLDER_TOKEN = "council-gateway-no-auth";
 
 /** Quotes a value for POSIX shells when it needs quoting. */
-export function shellQuote(value: string): string {
+function shellQuote(value: string): string {
   return /^[A-Za-z0-9_\-.,:/@%+=]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 

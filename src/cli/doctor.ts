@@ -3,35 +3,35 @@
  * (reachable? model listed?) and the bind address, and prints them as a table, with the agents'
  * health on a gateway already running there.
  */
-import { bindPolicyProblem } from "../auth.ts";
+import { bindPolicyProblem } from "../config/bind_policy.ts";
 import {
   type AgentEntry,
   type Config,
   DEFAULT_TIMEOUT_MS,
   type HttpRunner,
   isHttpRunner,
-} from "../config.ts";
-import { findOnPath } from "../executables.ts";
-import { urlHost } from "../origins.ts";
+} from "../config/mod.ts";
+import { findOnPath } from "../base/executables.ts";
+import { urlHost } from "../base/origins.ts";
 import { probeHealth } from "../daemon/gateway_client.ts";
 import { clientOrigin } from "./connect.ts";
 import { gatewayHealth } from "./doctor_health.ts";
 import { ADAPTERS, HTTP_ADAPTERS } from "../agents/adapters.ts";
-import { apiKeyEnvOf, baseUrlOf } from "../agents/http.ts";
-import { probeModels } from "../agents/http_probe.ts";
-import { judgeAgent } from "../council/plan.ts";
-import { describeGroupSpawn, machineGroupSpawn } from "../agents/group_spawn.ts";
+import { apiKeyEnvOf, baseUrlOf } from "../agents/http/http_api.ts";
+import { probeModels } from "../agents/http/http_probe.ts";
+import { judgeAgent } from "../council/plan/plan.ts";
+import { describeGroupSpawn, machineGroupSpawn } from "../agents/process/group_spawn.ts";
 
 /**
  * How long a `--version` may take before it counts as broken. Node-based CLIs (gemini) load
  * their whole bundle for it, which on a busy machine takes several seconds.
  */
-export const VERSION_TIMEOUT_MS = 15_000;
+const VERSION_TIMEOUT_MS = 15_000;
 /** How long an HTTP agent's models list may take before the endpoint counts as unreachable. */
-export const ENDPOINT_TIMEOUT_MS = 3000;
+const ENDPOINT_TIMEOUT_MS = 3000;
 
 /** The executable a runner uses when the agent names no `command`. */
-export const RUNNER_COMMANDS: Record<AgentEntry["runner"], string | null> = {
+const RUNNER_COMMANDS: Record<AgentEntry["runner"], string | null> = {
   claude: "claude",
   codex: "codex",
   gemini: "gemini",
@@ -40,7 +40,7 @@ export const RUNNER_COMMANDS: Record<AgentEntry["runner"], string | null> = {
   openai: null,
 };
 
-export interface VersionProbe {
+interface VersionProbe {
   ok: boolean;
   /** First non-empty output line, or the reason it failed. */
   text: string;
@@ -87,7 +87,7 @@ export async function probeVersion(
  * Whether `host:port` can be bound right now (port 0 always can), or is held by a running council
  * gateway (then it is fine: that is the gateway this configuration runs).
  */
-export async function bindOrGatewayStatus(
+async function bindOrGatewayStatus(
   host: string,
   port: number,
 ): Promise<{ ok: boolean; text: string; gateway?: string }> {
@@ -101,7 +101,7 @@ export async function bindOrGatewayStatus(
 }
 
 /** Whether `host:port` can be bound right now (port 0 always can). */
-export function bindStatus(host: string, port: number): { ok: boolean; text: string } {
+function bindStatus(host: string, port: number): { ok: boolean; text: string } {
   if (port === 0) return { ok: true, text: "ephemeral port" };
   try {
     const listener = Deno.listen({ hostname: host, port });
@@ -121,7 +121,7 @@ function runningAsRoot(): boolean {
   }
 }
 
-export interface AgentRow {
+interface AgentRow {
   name: string;
   runner: string;
   model: string;
@@ -243,7 +243,7 @@ function agentTable(agents: readonly AgentRow[]): string {
   ]);
 }
 
-export interface DoctorReport {
+interface DoctorReport {
   text: string;
   problems: string[];
 }

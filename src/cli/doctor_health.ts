@@ -5,7 +5,7 @@
 import { fetchStatus } from "../daemon/gateway_client.ts";
 import { agentsWithHealth, healthDetail } from "./health_text.ts";
 
-export interface GatewayHealth {
+interface GatewayHealth {
   /** A table's rows (header first); empty when the gateway tells no health. */
   rows: string[][];
   problems: string[];

@@ -14,7 +14,7 @@ export function clockTime(iso: string): string {
 }
 
 /** `ok`, `failing`, `cooling down 41s`. */
-export function healthState(health: AgentHealthView): string {
+function healthState(health: AgentHealthView): string {
   if (health.state === "cooling-down") return `cooling down ${timeLeft(health.coolingLeftMs ?? 0)}`;
   return health.state === "healthy" ? "ok" : health.state;
 }

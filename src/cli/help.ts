@@ -1,5 +1,5 @@
 /** The command line's help texts: the overview and one page per command. */
-import { VERSION } from "../version.ts";
+import { VERSION } from "../base/version.ts";
 
 export const PROGRAM = "council-gateway";
 

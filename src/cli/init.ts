@@ -3,8 +3,8 @@
  * other key is shown commented out with its default.
  */
 import { join } from "node:path";
-import { CLI_RUNNERS, ConfigSchema, DEFAULT_MODELS } from "../config.ts";
-import { findOnPath } from "../executables.ts";
+import { CLI_RUNNERS, ConfigSchema, DEFAULT_MODELS } from "../config/mod.ts";
+import { findOnPath } from "../base/executables.ts";
 
 type Env = (name: string) => string | undefined;
 
@@ -71,7 +71,7 @@ export function starterConfig(find: (command: string) => string | null, today: s
   ].join("\n");
 }
 
-export interface InitOptions {
+interface InitOptions {
   path: string;
   force: boolean;
   env: Env;

@@ -2,8 +2,8 @@
  * `claude [args…]` / `codex [args…]`: run the host CLI against the gateway, with the environment
  * `connect` prints (Claude Code also gets the council status line), in the same terminal.
  */
-import type { Config } from "../config.ts";
-import { findOnPath } from "../executables.ts";
+import type { Config } from "../config/mod.ts";
+import { findOnPath } from "../base/executables.ts";
 import {
   claudeEnvironment,
   claudeStatusLineSettings,
@@ -14,9 +14,9 @@ import {
   PLACEHOLDER_TOKEN,
 } from "./connect.ts";
 
-export type Host = "claude" | "codex";
+type Host = "claude" | "codex";
 
-export interface LaunchPlan {
+interface LaunchPlan {
   /** The executable to look up on PATH. */
   command: Host;
   args: string[];

@@ -2,10 +2,10 @@
  * `config`: the effective configuration as YAML, with secrets masked.
  */
 import YAML from "yaml";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import { displayUrl } from "../store/url.ts";
 
-export const MASK = "***";
+const MASK = "***";
 
 /** Names of agent `env` entries and HTTP `headers` whose values are treated as secrets. */
 const SECRET_NAME = /key|token|secret|pass|auth|cred/i;
@@ -29,7 +29,7 @@ function maskAgent<T extends { env?: Record<string, string>; headers?: Record<st
 }
 
 /** The effective configuration as a plain object in schema key order, secrets masked. */
-export function maskedConfig(config: Readonly<Config>): Record<string, unknown> {
+function maskedConfig(config: Readonly<Config>): Record<string, unknown> {
   const { configPath: _path, agentsSource: _source, token, judge, defaultAgents, ...rest } = config;
   const { host, port, ...others } = rest;
   return {

@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { AgentView, LiveTurnView, StatusReply, StatusView } from "../daemon/gateway_client.ts";
 
 /** What the line reads of Claude Code's stdin JSON (it sends much more). */
-export const StatusLineInputSchema = z.object({ session_id: z.string().min(1) }).partial();
+const StatusLineInputSchema = z.object({ session_id: z.string().min(1) }).partial();
 
 /** The host's session id, or undefined when stdin is not the JSON Claude Code sends. */
 export function sessionIdOf(stdin: string): string | undefined {

@@ -3,11 +3,11 @@
  * Kept apart from the other commands so the status line loads little: Claude Code runs it every
  * second while a turn runs.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import { fetchStatus } from "../daemon/gateway_client.ts";
 import { runningDaemon } from "../daemon/lifecycle.ts";
 import { daemonPaths } from "../daemon/paths.ts";
-import { endpointKey } from "../origins.ts";
+import { endpointKey } from "../base/origins.ts";
 import { clientOrigin } from "./connect.ts";
 import type { CliIo } from "./io.ts";
 import { renderStatusLine, sessionIdOf } from "./statusline.ts";

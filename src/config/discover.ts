@@ -1,5 +1,5 @@
 /** Agents found on PATH when none are configured. */
-import { findOnPath } from "../executables.ts";
+import { findOnPath } from "../base/executables.ts";
 import { type AgentEntry, AgentSchema, DEFAULT_MODELS } from "./schema.ts";
 
 type Env = (name: string) => string | undefined;

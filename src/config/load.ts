@@ -6,7 +6,12 @@
  */
 import YAML from "yaml";
 import { join, resolve } from "node:path";
-import { endpointKey, interfaceAddresses, isWildcardHost, selfOriginsFor } from "../origins.ts";
+import {
+  endpointKey,
+  interfaceAddresses,
+  isWildcardHost,
+  selfOriginsFor,
+} from "../base/origins.ts";
 import {
   type AgentConfig,
   type AgentEntry,
@@ -39,7 +44,7 @@ function parseFlagEnv(name: string, raw: string): boolean {
   );
 }
 
-/** The `SVC_*` variables of SPEC §2.5 and the key each overrides. */
+/** The `SVC_*` variables of CONTRACT.md §2.5 and the key each overrides. */
 export const ENV_KEYS = {
   SVC_GATEWAY_HOST: "host",
   SVC_GATEWAY_PORT: "port",
@@ -54,10 +59,10 @@ export const ENV_KEYS = {
 } as const;
 
 /**
- * Overlays the `SVC_*` variables of SPEC §2.5 onto the file's object. An empty variable counts
+ * Overlays the `SVC_*` variables of CONTRACT.md §2.5 onto the file's object. An empty variable counts
  * as unset. Returns the merged object and which variable set which key.
  */
-export function overlayEnv(
+function overlayEnv(
   file: Record<string, unknown>,
   env: Env,
 ): { merged: Record<string, unknown>; sources: EnvSources } {
@@ -91,13 +96,8 @@ export function overlayEnv(
   return { merged, sources };
 }
 
-/** Overlays the `SVC_*` variables onto the file's object (see `overlayEnv`). */
-export function applyEnv(file: Record<string, unknown>, env: Env): Record<string, unknown> {
-  return overlayEnv(file, env).merged;
-}
-
 /**
- * Candidate config file paths, in lookup order (DESIGN.md "External interface"): `--config`,
+ * Candidate config file paths, in lookup order (CONTRACT.md §3): `--config`,
  * else `$SVC_CONFIG`, else `./council.yaml`, else `$XDG_CONFIG_HOME/council-gateway/config.yaml`
  * (`~/.config/…` when XDG_CONFIG_HOME is unset). Paths come back absolute.
  */
@@ -132,7 +132,7 @@ function readError(path: string, err: unknown): ConfigError {
  * Reads and parses the YAML file. A file named by `--config` or `$SVC_CONFIG` must exist; the
  * default locations are skipped when absent.
  */
-export function readConfigFile(
+function readConfigFile(
   explicit: string | undefined,
   env: Env,
   cwd: string = Deno.cwd(),
@@ -243,7 +243,7 @@ function checkNotSelf(
   }
 }
 
-export interface LoadOptions {
+interface LoadOptions {
   /** `--config FILE` */
   configPath?: string;
   /** CLI flag overrides (`--host`, `--port`), applied over env. */

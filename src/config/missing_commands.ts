@@ -1,10 +1,10 @@
 /** Configured CLI agents whose executable is not there (on PATH, or at the path given). */
-import { findOnPath } from "../executables.ts";
+import { findOnPath } from "../base/executables.ts";
 import { type Config, isHttpRunner } from "./schema.ts";
 
 type Env = (name: string) => string | undefined;
 
-export interface MissingCommand {
+interface MissingCommand {
   agent: string;
   command: string;
 }

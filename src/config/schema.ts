@@ -16,15 +16,15 @@ export type HttpRunner = (typeof HTTP_RUNNERS)[number];
 export function isHttpRunner(runner: Runner): runner is HttpRunner {
   return (HTTP_RUNNERS as readonly string[]).includes(runner);
 }
-export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
-export const FAN_OUT_POLICIES = ["always", "auto", "necessary", "never"] as const;
-export const FAN_OUT_SCOPES = ["first-turn", "every-turn"] as const;
-export const PROGRESS_DETAILS = ["telemetry", "interleaved"] as const;
+const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+const FAN_OUT_POLICIES = ["always", "auto", "necessary", "never"] as const;
+const FAN_OUT_SCOPES = ["first-turn", "every-turn"] as const;
+const PROGRESS_DETAILS = ["telemetry", "interleaved"] as const;
 /** What children may do to the workspace: look only, or also write (full-auto). */
-export const CHILD_ACCESS = ["read-only", "workspace-write"] as const;
+const CHILD_ACCESS = ["read-only", "workspace-write"] as const;
 export type ChildAccess = (typeof CHILD_ACCESS)[number];
 /** Where fanned-out children that may write work: own copies, or all in the real workspace. */
-export const ISOLATION_MODES = ["worktree", "shared"] as const;
+const ISOLATION_MODES = ["worktree", "shared"] as const;
 
 export const DEFAULT_TIMEOUT_MS = 600_000;
 
@@ -151,7 +151,7 @@ export type AgentConfig = AgentEntry & { name: string };
  * The judge: agent fields, all optional. What its runner allows is checked once the runner is
  * known (agent 0's when it names none; then it also inherits agent 0's endpoint or command).
  */
-export const JudgeSchema = z.strictObject(AGENT_FIELDS).partial({ runner: true, model: true });
+const JudgeSchema = z.strictObject(AGENT_FIELDS).partial({ runner: true, model: true });
 
 export const PriceSchema = z.strictObject({
   input: z.number().nonnegative(),
@@ -223,7 +223,7 @@ export const ConfigSchema = z.strictObject({
   maxAttachments: z.number().int().positive().default(100),
   /** Fetch URL image and document sources (otherwise passed on as URLs where a child takes one). */
   fetchAttachmentUrls: z.boolean().default(false),
-  /** Request bodies in flight at once, in bytes (more → 429); see src/server/body_budget.ts. */
+  /** Request bodies in flight at once, in bytes (more → 429); see src/server/middleware/body_budget.ts. */
   maxBodyBytesInFlight: z.number().int().positive().default(64 * 1024 * 1024),
   /** Council turns running at once; more wait in a queue of `maxQueuedTurns`, then 429. */
   maxConcurrentTurns: z.number().int().positive().default(4),

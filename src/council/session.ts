@@ -1,5 +1,5 @@
 /**
- * Per-session counters (SPEC §2.4): turns run and USD spent, in a bounded LRU map, where a
+ * Per-session counters (CONTRACT.md §2.4): turns run and USD spent, in a bounded LRU map, where a
  * running turn holds a spend reservation so concurrent turns of one session keep to its cap.
  */
 
@@ -64,7 +64,7 @@ export interface Sessions {
 }
 
 /** Finds an evicted session's counters again (in a ledger); undefined when it has none. */
-export type SessionLookup = (key: string) => Promise<Session | undefined>;
+type SessionLookup = (key: string) => Promise<Session | undefined>;
 
 interface Entry {
   session: Session;

@@ -1,8 +1,8 @@
 /**
- * A turn's session key (SPEC §2.4): the host's own conversation id when it sends one, otherwise
+ * A turn's session key (CONTRACT.md §2.4): the host's own conversation id when it sends one, otherwise
  * a hash over the system prompt and the first user message with their volatile lines normalised.
  */
-import { textsOf, userMessageAt } from "./ask.ts";
+import { textsOf, userMessageAt } from "./request/ask.ts";
 import type { TranscriptEntry, TurnInput } from "./types.ts";
 
 /**
@@ -36,7 +36,7 @@ async function sha256Hex(text: string): Promise<string> {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** SHA-256 hex of system prompt + first user message (SPEC §2.4), volatile lines normalised. */
+/** SHA-256 hex of system prompt + first user message (CONTRACT.md §2.4), volatile lines normalised. */
 export function sessionKeyOf(
   system: string,
   transcript: readonly TranscriptEntry[],
@@ -47,7 +47,7 @@ export function sessionKeyOf(
 }
 
 /** Where a turn's session key came from. */
-export type SessionSource = "host" | "hash";
+type SessionSource = "host" | "hash";
 
 /**
  * The session key: a hash of the host's session id when it sent one (`/clear` and a new

@@ -4,9 +4,9 @@
  * Protocol code builds a `TurnRequest` and renders `TurnEvent`s; it knows nothing of agents.
  */
 
-import type { Attachment } from "../attachments.ts";
+import type { Attachment } from "../base/attachment.ts";
 
-export type { Attachment, LabelledAttachment } from "../attachments.ts";
+export type { Attachment, LabelledAttachment } from "../base/attachment.ts";
 
 /**
  * One entry of the conversation, protocol-free. Images and documents travel beside the text as

@@ -7,7 +7,7 @@ import { z } from "zod";
 
 const HealthSchema = z.object({ ok: z.literal(true), version: z.string() });
 
-export type Health = { up: true; version: string } | { up: false; reason: string };
+type Health = { up: true; version: string } | { up: false; reason: string };
 
 function reasonOf(err: unknown): string {
   if (err instanceof DOMException && (err.name === "TimeoutError" || err.name === "AbortError")) {
@@ -58,7 +58,7 @@ const AgentHealthSchema = z.object({
 const AgentSchema = z.object({ agent: z.string(), health: AgentHealthSchema.optional() });
 
 /** The status document, as far as the commands read it. */
-export const StatusViewSchema = z.object({
+const StatusViewSchema = z.object({
   version: z.string(),
   uptimeMs: z.number(),
   configPath: z.string().nullable(),

@@ -4,7 +4,7 @@
  * only when that takes too long).
  */
 import { clientOrigin } from "../cli/connect.ts";
-import { VERSION } from "../version.ts";
+import { VERSION } from "../base/version.ts";
 import type { DaemonPaths } from "./paths.ts";
 import { commandLine, isRunning, waitForExit } from "./process_check.ts";
 import { type SelfInvocation, selfInvocation } from "./self.ts";
@@ -17,17 +17,17 @@ import {
 } from "./state.ts";
 
 /** A log larger than this is moved to `gateway.log.1` when the gateway starts. */
-export const LOG_ROTATE_BYTES = 10 * 1024 * 1024;
+const LOG_ROTATE_BYTES = 10 * 1024 * 1024;
 /** How long a start may take before it counts as failed. */
-export const START_TIMEOUT_MS = 30_000;
+const START_TIMEOUT_MS = 30_000;
 /** Longer than the gateway's own shutdown (grace, then cancelled turns winding down). */
-export const STOP_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 20_000;
 
-export type StartResult =
+type StartResult =
   | { kind: "started"; state: DaemonState }
   | { kind: "failed"; reason: string; log: string };
 
-export interface StartOptions {
+interface StartOptions {
   paths: DaemonPaths;
   /** `serve`'s arguments (`--config`, `--host`, `--port` as given). */
   serveArgs: string[];
@@ -74,7 +74,7 @@ export function logSince(path: string, offset: number): string {
 }
 
 /** The origin a local client uses, from the startup line's `listening on http://HOST:PORT`. */
-export function originOfListening(line: string): string | undefined {
+function originOfListening(line: string): string | undefined {
   const match = /listening on (http:\/\/\S+)/.exec(line);
   const url = match ? URL.parse(match[1]) : null;
   if (!url) return undefined;
@@ -163,7 +163,7 @@ function isOurs(pid: number): boolean {
   return argv === null || argv.includes("serve");
 }
 
-export type StopResult =
+type StopResult =
   | { kind: "stopped"; pid: number; forced: boolean }
   | { kind: "not-running" };
 

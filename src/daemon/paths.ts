@@ -14,7 +14,7 @@ export interface DaemonPaths {
   state: string;
 }
 
-export function stateDir(env: Env): string {
+function stateDir(env: Env): string {
   const xdg = env("XDG_STATE_HOME");
   if (xdg) return join(xdg, "council-gateway");
   const home = env("HOME") || env("USERPROFILE");

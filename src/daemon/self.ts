@@ -39,7 +39,7 @@ function readStartTask(config: string): string | undefined {
 }
 
 /** Arguments that make `deno` run `mainModule` as `deno task start` runs it. */
-export function denoRunArgs(mainModule: string): string[] {
+function denoRunArgs(mainModule: string): string[] {
   const entry = mainModule.startsWith("file:") ? fileURLToPath(mainModule) : mainModule;
   const config = join(dirname(entry), "deno.json");
   const task = readStartTask(config);
@@ -48,7 +48,7 @@ export function denoRunArgs(mainModule: string): string[] {
 }
 
 /** What decides how this program runs again. */
-export interface Runtime {
+interface Runtime {
   /** A compiled binary (`deno compile`): the executable is the program itself. */
   standalone: boolean;
   /** The running executable: the binary, or deno. */
@@ -69,7 +69,7 @@ export function selfInvocation(runtime: Runtime = thisRuntime()): SelfInvocation
 }
 
 /** A word as a POSIX shell reads it back. */
-export function shellWord(word: string): string {
+function shellWord(word: string): string {
   return /^[A-Za-z0-9_\-.,:/@%+=]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { DaemonPaths } from "./paths.ts";
 
-export const DaemonStateSchema = z.object({
+const DaemonStateSchema = z.object({
   pid: z.number().int().positive(),
   /** Where a client on this machine reaches it, e.g. `http://127.0.0.1:6767`. */
   origin: z.string(),

@@ -2,7 +2,7 @@
  * The ledger file: whole lines appended and fsynced (a torn last line is closed off first), and
  * lines read back with memory bounded by one line.
  */
-import { LineSplitter } from "../lines.ts";
+import { LineSplitter } from "../base/line_splitter.ts";
 
 const encoder = new TextEncoder();
 const NEWLINE = 0x0a;

@@ -6,13 +6,13 @@ import { z } from "zod";
 import type { CallRecord, TurnRecord } from "../council/records.ts";
 import type { TurnStart } from "../council/journal.ts";
 
-export const LEDGER_VERSION = 1;
+const LEDGER_VERSION = 1;
 
 const count = z.number().int().nonnegative();
 const usd = z.number().nonnegative();
 
 /** One agent call of a turn. */
-export const LedgerCallSchema = z.object({
+const LedgerCallSchema = z.object({
   agent: z.string(),
   /** `claude`, `claude#2`, `claude (synth)`, `judge`. */
   label: z.string(),
@@ -35,7 +35,7 @@ export const LedgerCallSchema = z.object({
 export type LedgerCall = z.infer<typeof LedgerCallSchema>;
 
 /** A finished turn's line. Unknown keys are kept readable by older versions (not strict). */
-export const LedgerEntrySchema = z.object({
+const LedgerEntrySchema = z.object({
   v: z.literal(LEDGER_VERSION),
   /** When the turn ended (ISO 8601, UTC). */
   time: z.string(),
@@ -67,7 +67,7 @@ export const LedgerEntrySchema = z.object({
 export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
 
 /** An admitted turn's first line, written before any agent runs. */
-export const LedgerStartSchema = z.object({
+const LedgerStartSchema = z.object({
   v: z.literal(LEDGER_VERSION),
   kind: z.literal("start"),
   time: z.string(),
@@ -77,7 +77,7 @@ export const LedgerStartSchema = z.object({
 export type LedgerStart = z.infer<typeof LedgerStartSchema>;
 
 /** A call of a running turn, written as it finishes: its spend survives a crash of the turn. */
-export const LedgerCallLineSchema = z.object({
+const LedgerCallLineSchema = z.object({
   v: z.literal(LEDGER_VERSION),
   kind: z.literal("call"),
   time: z.string(),
@@ -88,7 +88,7 @@ export const LedgerCallLineSchema = z.object({
 export type LedgerCallLine = z.infer<typeof LedgerCallLineSchema>;
 
 /** What a line of the ledger is. */
-export type LedgerLine =
+type LedgerLine =
   | { kind: "turn"; entry: LedgerEntry }
   | { kind: "start"; start: LedgerStart }
   | { kind: "call"; line: LedgerCallLine }
@@ -135,7 +135,7 @@ function callStatus(call: CallRecord): LedgerCall["status"] {
 }
 
 /** A call as the ledger keeps it. */
-export function ledgerCall(call: CallRecord): LedgerCall {
+function ledgerCall(call: CallRecord): LedgerCall {
   return {
     agent: call.agent,
     label: call.label,

@@ -58,7 +58,7 @@ export function readLedger(path: string, onEntry: (entry: LedgerEntry) => void):
   return scan;
 }
 
-export interface RebuiltSessions extends LedgerScan {
+interface RebuiltSessions extends LedgerScan {
   /** Least recently used first (the order `SessionStore.restore` should see them in). */
   sessions: Session[];
   /** Turns counted toward caps, over all sessions. */

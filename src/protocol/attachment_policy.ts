@@ -8,7 +8,7 @@ import {
   attachmentBytes,
   describeAttachment,
   labelAttachments,
-} from "../attachments.ts";
+} from "../base/attachment.ts";
 import type { TranscriptEntry, TurnInput } from "../council/types.ts";
 import { AttachmentFetchError, fetchAttachment } from "./attachment_urls.ts";
 
@@ -26,7 +26,7 @@ export interface AttachmentPolicy {
   fetch?: typeof fetch;
 }
 
-export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
+const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
 
 /** The configuration's defaults (config/schema.ts), for callers without a config. */
 export const DEFAULT_ATTACHMENT_POLICY: Readonly<AttachmentPolicy> = {
@@ -37,7 +37,7 @@ export const DEFAULT_ATTACHMENT_POLICY: Readonly<AttachmentPolicy> = {
 };
 
 /** Why a request's attachments are refused: 413 for sizes, 400 otherwise. */
-export interface AttachmentRefusal {
+interface AttachmentRefusal {
   status: 400 | 413;
   message: string;
 }

@@ -3,19 +3,19 @@
  * pixel area, as Anthropic bills it; a PDF by its page count; never by its base64 length.
  */
 import { Buffer } from "node:buffer";
-import { type Attachment, PDF } from "../attachments.ts";
-import { imageDimensions } from "../image_header.ts";
+import { type Attachment, PDF } from "../base/attachment.ts";
+import { imageDimensions } from "../base/image_header.ts";
 
 /** Anthropic scales larger images down to this long edge before the model sees them. */
-export const MAX_IMAGE_EDGE = 1568;
+const MAX_IMAGE_EDGE = 1568;
 /** Pixels per token of Anthropic's rule (tokens = width × height / 750). */
-export const PIXELS_PER_TOKEN = 750;
+const PIXELS_PER_TOKEN = 750;
 /** The most one image counts, and what an image of unknown size counts. */
 export const MAX_IMAGE_TOKENS = 1600;
 /** What one PDF page counts (its text plus the page as an image). */
 export const PAGE_TOKENS = 2000;
 /** When no page object can be found (compressed object streams): one page per this many bytes. */
-export const BYTES_PER_GUESSED_PAGE = 50_000;
+const BYTES_PER_GUESSED_PAGE = 50_000;
 
 /** Tokens of an image `width` × `height` pixels. */
 export function imageTokens(width: number, height: number): number {
@@ -25,7 +25,7 @@ export function imageTokens(width: number, height: number): number {
 }
 
 /** Pages of a PDF: its `/Type /Page` objects, else a guess from its size (at least 1). */
-export function pdfPages(bytes: Uint8Array): number {
+function pdfPages(bytes: Uint8Array): number {
   const text = new TextDecoder("latin1").decode(bytes);
   const pages = text.match(/\/Type\s*\/Page(?![a-zA-Z])/g)?.length ?? 0;
   return pages > 0 ? pages : Math.max(1, Math.ceil(bytes.length / BYTES_PER_GUESSED_PAGE));

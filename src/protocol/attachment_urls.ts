@@ -3,8 +3,8 @@
  * one into base64 bytes without reading past a size limit.
  */
 import { Buffer } from "node:buffer";
-import { type Attachment, IMAGE_MEDIA_TYPES, PDF } from "../attachments.ts";
-import { sniffMediaType } from "../image_header.ts";
+import { type Attachment, IMAGE_MEDIA_TYPES, PDF } from "../base/attachment.ts";
+import { sniffMediaType } from "../base/image_header.ts";
 
 const BY_EXTENSION: Record<string, string> = {
   png: "image/png",
@@ -34,7 +34,7 @@ export class AttachmentFetchError extends Error {
   }
 }
 
-export interface FetchLimits {
+interface FetchLimits {
   /** Reading stops (and the fetch fails) beyond this many bytes. */
   maxBytes: number;
   signal: AbortSignal;

@@ -1,14 +1,14 @@
 /**
- * The token estimate of `POST /v1/messages/count_tokens` (SPEC §2.2, §4.3, §8): about
+ * The token estimate of `POST /v1/messages/count_tokens` (CONTRACT.md §2.2, §4.3, §8): about
  * ceil(characters / 4) over the system prompt, every message's text, tool_use inputs,
  * tool_result contents and the tool definitions, plus each image and document by the rule of
  * attachment_tokens.ts (never by its base64 length). An estimate, not a tokenizer.
  */
-import { type Attachment, PDF } from "../attachments.ts";
+import { type Attachment, PDF } from "../base/attachment.ts";
 import { attachmentTokens } from "./attachment_tokens.ts";
 
 /** Characters per token of the estimate. */
-export const CHARS_PER_TOKEN = 4;
+const CHARS_PER_TOKEN = 4;
 
 type Json = Record<string, unknown>;
 

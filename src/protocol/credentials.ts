@@ -1,11 +1,11 @@
 /**
  * The host's provider credentials, read from request headers, for children when `passApiKeys`
- * is on (SPEC §5.6). The gateway's own inbound token is never forwarded as a credential.
+ * is on (CONTRACT.md §5.6). The gateway's own inbound token is never forwarded as a credential.
  */
-import { maskSecret } from "../log.ts";
+import { maskSecret } from "../base/log.ts";
 
 /** Which environment variable each credential header maps to. */
-export interface CredentialNames {
+interface CredentialNames {
   /** Variable for an `x-api-key` header value. */
   apiKey?: string;
   /** Variable for an `Authorization: Bearer` value. */

@@ -2,7 +2,7 @@
  * The text and the attachments of one transcript entry as a protocol parser gathers them,
  * block by block, in order.
  */
-import type { Attachment } from "../attachments.ts";
+import type { Attachment } from "../base/attachment.ts";
 
 /** What one block or part adds to its entry. */
 export type BlockPart = { attachment: Attachment } | { text: string };

@@ -1,12 +1,12 @@
 /**
  * Ids we mint for replies, and the marker that lets us recognise our own progress blocks when a
- * host sends them back (SPEC §6.3: they must never reach a child or change the session key).
+ * host sends them back (CONTRACT.md §6.3: they must never reach a child or change the session key).
  */
 
 /** Prefix of every progress signature / `encrypted_content` we mint. Versioned on purpose. */
-export const PROGRESS_MARKER = "council-gateway.progress.v1.";
+const PROGRESS_MARKER = "council-gateway.progress.v1.";
 /** Prefix of the id of our Responses reasoning item (Codex echoes ids verbatim). */
-export const PROGRESS_ITEM_PREFIX = "rs_cgwprogress_";
+const PROGRESS_ITEM_PREFIX = "rs_cgwprogress_";
 
 function randomHex(bytes: number): string {
   return Array.from(

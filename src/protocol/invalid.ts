@@ -3,7 +3,7 @@
  */
 import type { z } from "zod";
 
-export interface InvalidField {
+interface InvalidField {
   /** Dotted path of the offending field (`messages.2.content.0.text`), or "" for the body. */
   param: string;
   /** A readable sentence naming the field. */

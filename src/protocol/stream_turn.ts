@@ -3,10 +3,10 @@
  * loop of both protocols (start frames, one batch per turn event, keep-alives, failure, abort).
  */
 import type { Logger } from "@logtape/logtape";
-import { type Clock, systemClock } from "../clock.ts";
+import { type Clock, systemClock } from "../base/clock.ts";
 import type { RunTurn, TurnEvent, TurnRequest } from "../council/types.ts";
-import { type SseFrame, sseResponse } from "./sse.ts";
-import { untilAborted } from "./turn.ts";
+import { type SseFrame, sseResponse } from "./sse_writer.ts";
+import { untilAborted } from "./consume_turn.ts";
 
 /** A protocol's pure mapping from turn events to SSE frames. */
 export interface TurnRenderer {
@@ -19,7 +19,7 @@ export interface TurnRenderer {
   readonly finished: boolean;
 }
 
-export interface StreamTurnOptions {
+interface StreamTurnOptions {
   runTurn: RunTurn;
   request: TurnRequest;
   renderer: TurnRenderer;
@@ -37,7 +37,7 @@ export const TURN_FAILED = "The council turn failed unexpectedly; see the gatewa
  * Why a streamed turn stopped early: the client went away (its request's AbortError), or the
  * gateway aborted the request itself with a reason of its own (a shutdown).
  */
-export function abortedBecause(requestSignal?: AbortSignal): string {
+function abortedBecause(requestSignal?: AbortSignal): string {
   const reason = requestSignal?.aborted ? requestSignal.reason : undefined;
   return reason instanceof Error && reason.name !== "AbortError" && reason.message
     ? reason.message

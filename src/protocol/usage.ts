@@ -5,13 +5,13 @@
 import type { Outcome, TurnInput, TurnUsage } from "../council/types.ts";
 import { attachmentTokens } from "./attachment_tokens.ts";
 
-/** About one token per four characters (SPEC §8); never 0 for non-empty text. */
+/** About one token per four characters (CONTRACT.md §8); never 0 for non-empty text. */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
 /** The prompt as text: system, transcript and declared tools, in the order a model reads them. */
-export function promptText(input: TurnInput): string {
+function promptText(input: TurnInput): string {
   const parts: string[] = [input.system];
   for (const entry of input.transcript) {
     switch (entry.kind) {
@@ -48,7 +48,7 @@ export function inputTokensOf(input: TurnInput): number {
 }
 
 /** The outcome as the text a model would have produced. */
-export function outcomeText(outcome: Outcome): string {
+function outcomeText(outcome: Outcome): string {
   return outcome.kind === "answer" ? outcome.text : JSON.stringify(outcome.input);
 }
 

@@ -1,5 +1,5 @@
 /**
- * The HTTP app: the four endpoints of SPEC §4 behind their middleware (access log, browser
+ * The HTTP app: the four endpoints of CONTRACT.md §4 behind their middleware (access log, browser
  * guards, recursion guard, auth and its throttle, body budget and limit, turn slots), and the
  * error envelopes every refusal is answered in.
  */
@@ -8,12 +8,12 @@ import { bodyLimit } from "hono/body-limit";
 import { every } from "hono/combine";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Logger } from "@logtape/logtape";
-import { createTokenCheck, presentedTokens } from "../auth.ts";
+import { createTokenCheck, presentedTokens } from "./middleware/auth.ts";
 import type { GateRefusal } from "../store/team.ts";
-import { whenBodyEnds } from "../body_end.ts";
-import type { Config } from "../config.ts";
-import { moduleLogger } from "../log.ts";
-import { redact } from "../redact.ts";
+import { whenBodyEnds } from "./middleware/body_end.ts";
+import type { Config } from "../config/mod.ts";
+import { moduleLogger } from "../base/log.ts";
+import { redact } from "../base/redact.ts";
 import {
   type HostRule,
   hostRule,
@@ -21,25 +21,25 @@ import {
   requireJsonBody,
   requireKnownHost,
   requireLoopbackOrigin,
-} from "../guard.ts";
-import { listModels } from "../models.ts";
+} from "./middleware/browser_guards.ts";
+import { listModels } from "./models.ts";
 import { countTokens } from "../protocol/count_tokens.ts";
 import {
   mountPublicStatusRoutes,
   mountStatusRoutes,
   type StatusRoutesDeps,
 } from "../status/routes.ts";
-import type { ProtocolHandler } from "../protocol/handler.ts";
-import { COUNCIL_DEPTH_HEADER } from "../agents/env.ts";
-import type { AuthThrottle } from "./auth_throttle.ts";
-import type { BodyBudget } from "./body_budget.ts";
-import type { TurnSlots } from "./turn_slots.ts";
+import type { ProtocolHandler } from "../protocol/protocol_handler.ts";
+import { COUNCIL_DEPTH_HEADER } from "../agents/child_env.ts";
+import type { AuthThrottle } from "./middleware/auth_throttle.ts";
+import type { BodyBudget } from "./middleware/body_budget.ts";
+import type { TurnSlots } from "./middleware/turn_slots.ts";
 
 /** Set by the agents layer on every child; a request carrying it came from our own child. */
-export const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
+const DEPTH_HEADER = COUNCIL_DEPTH_HEADER;
 export const RECURSION_MESSAGE = "recursive call from a council child";
 
-/** The four endpoints of SPEC §4. */
+/** The four endpoints of CONTRACT.md §4. */
 export const PATHS = {
   messages: "/v1/messages",
   responses: "/v1/responses",
@@ -47,22 +47,22 @@ export const PATHS = {
   models: "/v1/models",
 } as const;
 
-/** Anthropic error envelope `{type:"error", error:{type, message}}` (SPEC §2.3). */
+/** Anthropic error envelope `{type:"error", error:{type, message}}` (CONTRACT.md §2.3). */
 export function errorEnvelope(type: string, message: string) {
   return { type: "error", error: { type, message: redact(message) } } as const;
 }
 
-/** OpenAI's error shape, plus SPEC §2.3's top-level `type: "error"` (clients ignore it). */
-export function openAiError(type: string, message: string, code: string | null = null) {
+/** OpenAI's error shape, plus CONTRACT.md §2.3's top-level `type: "error"` (clients ignore it). */
+function openAiError(type: string, message: string, code: string | null = null) {
   return { type: "error", error: { message: redact(message), type, param: null, code } } as const;
 }
 
-export type BodyResult =
+type BodyResult =
   | { ok: true; value: unknown }
   | { ok: false; message: string };
 
 /** A request body (already within the size limit) as JSON, or why it is not. */
-export function parseJsonBytes(bytes: Uint8Array): BodyResult {
+function parseJsonBytes(bytes: Uint8Array): BodyResult {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -102,7 +102,7 @@ export interface TeamGate {
   gate(presented: string[], next: () => Promise<void>): Promise<GateRefusal | undefined>;
 }
 
-export interface AppDeps {
+interface AppDeps {
   config: Readonly<Config>;
   team?: TeamGate;
   messages: ProtocolHandler;
@@ -136,7 +136,7 @@ function protocolError(
     : c.json(errorEnvelope(type, message), status);
 }
 
-/** HTTP 429 with an integer `retry-after` (SPEC: Claude Code honours up to 60 s). */
+/** HTTP 429 with an integer `retry-after` (Claude Code honours up to 60 s). */
 function tooMany(c: Context, retryAfterS: number, message: string): Response {
   c.header("retry-after", String(retryAfterS));
   return protocolError(c, 429, "rate_limit_error", message, "rate_limit_exceeded");
@@ -305,7 +305,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("*", requireKnownHost(ownHosts, refuse), requireLoopbackOrigin(refuse));
   if (deps.status) app.route("/", statusRoutes(mountPublicStatusRoutes, deps.status));
   app.use("*", authenticate(deps, log));
-  // Hono answers HEAD with the GET route; SPEC §4 allows only the four method/path pairs.
+  // Hono answers HEAD with the GET route; CONTRACT.md §4 allows only the four method/path pairs.
   app.use("*", (c, next) => c.req.raw.method === "HEAD" ? Promise.resolve(c.notFound()) : next());
   if (deps.status) app.route("/", statusRoutes(mountStatusRoutes, deps.status));
 
@@ -319,7 +319,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.post(PATHS.responses, turn, (c) => deps.responses(c, c.var.body));
   app.post(PATHS.countTokens, body, async (c) => {
     const result = parseJsonBytes(new Uint8Array(await c.req.arrayBuffer()));
-    // SPEC §4.3: a body that fails to parse counts as 0, not an error.
+    // CONTRACT.md §4.3: a body that fails to parse counts as 0, not an error.
     return c.json({ input_tokens: result.ok ? countTokens(result.value) : 0 });
   });
   app.get(PATHS.models, (c) => c.json(models));

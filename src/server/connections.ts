@@ -10,7 +10,7 @@
  * itself and only decides who gets a connection, and for how long.
  */
 import type { Logger } from "@logtape/logtape";
-import type { Clock, TimerId } from "../clock.ts";
+import type { Clock, TimerId } from "../base/clock.ts";
 import { type FramingStep, RequestFraming } from "./request_framing.ts";
 
 /** The header the HTTP server reads to find the connection a request came through. */
@@ -28,14 +28,14 @@ export interface ConnectionLimits {
 }
 
 /** What the HTTP server learns about a request's connection. */
-export interface ConnectionInfo {
+interface ConnectionInfo {
   /** The client's address (no port). */
   peer: string;
   /** The response to one request on this connection has been sent (or given up). */
   responseDone(): void;
 }
 
-export interface GateOptions {
+interface GateOptions {
   /** The public listener, already bound. */
   listener: Deno.Listener;
   /** Opens a connection to the HTTP server behind the gate. */

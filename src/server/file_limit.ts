@@ -4,9 +4,9 @@
  */
 
 /** File descriptors one client connection takes: its socket, and both ends of the inner one. */
-export const FILES_PER_CONNECTION = 3;
+const FILES_PER_CONNECTION = 3;
 /** Kept free for children's pipes, the ledger and the runtime itself. */
-export const RESERVED_FILES = 128;
+const RESERVED_FILES = 128;
 
 /**
  * The soft `RLIMIT_NOFILE` as a child shell sees it (`ulimit -n`; a child inherits the limit;

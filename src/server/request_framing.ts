@@ -22,14 +22,14 @@ export type FramingStep =
   /** The bytes are not a request this layer passes on; answer `status` and close. */
   | { kind: "reject"; status: 400 | 431 | 501 | 505; message: string };
 
-export interface FramingLimits {
+interface FramingLimits {
   /** Largest request head (request line and headers). */
   maxHeadBytes: number;
   /** Largest chunk-size line or trailer section of a chunked body. */
   maxLineBytes: number;
 }
 
-export const DEFAULT_FRAMING_LIMITS: FramingLimits = { maxHeadBytes: 65_536, maxLineBytes: 4_096 };
+const DEFAULT_FRAMING_LIMITS: FramingLimits = { maxHeadBytes: 65_536, maxLineBytes: 4_096 };
 
 type State = "between" | "head" | "fixed" | "size" | "data" | "dataEnd" | "trailer" | "failed";
 
@@ -73,7 +73,7 @@ const reject = (status: Reject["status"], message: string): Reject => ({
 });
 
 /** A parsed head: the rebuilt bytes to pass on and how its body is framed. */
-export type ParsedHead =
+type ParsedHead =
   | { ok: true; bytes: Uint8Array; body: { kind: "none" } | { kind: "fixed"; length: number } }
   | { ok: true; bytes: Uint8Array; body: { kind: "chunked" } }
   | { ok: false; reject: Reject };
@@ -91,7 +91,7 @@ function contentLength(values: string[]): number | Reject {
  * Parses a complete head (`text` ends with CRLF CRLF) and rebuilds it with `extra` (a header
  * line without CRLF) after the request line, dropping the client's lines of the same name.
  */
-export function parseHead(text: string, extra: { name: string; value: string }): ParsedHead {
+function parseHead(text: string, extra: { name: string; value: string }): ParsedHead {
   const lines = text.slice(0, -4).split("\r\n");
   const requestLine = REQUEST_LINE.exec(lines[0]);
   if (!requestLine) return { ok: false, reject: reject(400, "malformed request line") };

@@ -4,9 +4,9 @@
  */
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
-import { type Clock, systemClock, type TimerId } from "../clock.ts";
-import { urlHost } from "../origins.ts";
-import { oncePerBurst } from "../signal_burst.ts";
+import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
+import { urlHost } from "../base/origins.ts";
+import { oncePerBurst } from "./signal_burst.ts";
 import { errorEnvelope, type RequestEnv } from "./app.ts";
 import {
   CONNECTION_HEADER,
@@ -20,9 +20,9 @@ export class ListenError extends Error {
   override name = "ListenError";
 }
 
-export type FetchApp = (request: Request, env: RequestEnv) => Response | Promise<Response>;
+type FetchApp = (request: Request, env: RequestEnv) => Response | Promise<Response>;
 
-export interface ServeOptions {
+interface ServeOptions {
   host: string;
   port: number;
   limits: ConnectionLimits;
@@ -40,7 +40,7 @@ export interface ServeOptions {
   handleSignals?: boolean;
 }
 
-export interface Serving {
+interface Serving {
   addr: Deno.NetAddr;
   /** Connections open now. */
   openConnections(): number;
@@ -152,7 +152,7 @@ class Backend {
  * The request's URL as the client addressed it: from its `Host`, or without one (HTTP/1.0) from
  * the public listener's address rather than the private socket's.
  */
-export function publicUrl(request: Request, listener: Deno.NetAddr): string {
+function publicUrl(request: Request, listener: Deno.NetAddr): string {
   if (request.headers.has("host")) return request.url;
   const url = new URL(request.url);
   return `http://${urlHost(listener.hostname)}:${listener.port}${url.pathname}${url.search}`;

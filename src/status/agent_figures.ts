@@ -7,7 +7,7 @@ import type { SynthesisChoice } from "../council/observer.ts";
 import type { AgentFigures } from "./types.ts";
 
 /** Durations kept per agent for its median: memory stays bounded on a gateway up for months. */
-export const LATENCY_WINDOW = 2048;
+const LATENCY_WINDOW = 2048;
 
 /** The median of unsorted numbers (mean of the middle two for an even count); null when none. */
 export function median(values: readonly number[]): number | null {

@@ -2,7 +2,7 @@
  * Each agent's health as the status document shows it: the council's reading, with the cool-down's
  * end as a time and what is left of it.
  */
-import { oneLine } from "../text.ts";
+import { oneLine } from "../base/text.ts";
 import type { AgentFigures, AgentHealthReading, AgentHealthView } from "./types.ts";
 
 /** A last error longer than this is cut (a CLI's stderr tail can run long). */
@@ -17,7 +17,7 @@ const HEALTHY: AgentHealthView = {
 };
 
 /** The view of one reading at `now` (no reading: healthy). */
-export function healthView(reading: AgentHealthReading | undefined, now: number): AgentHealthView {
+function healthView(reading: AgentHealthReading | undefined, now: number): AgentHealthView {
   if (!reading) return HEALTHY;
   const until = reading.coolingUntil;
   // The council's clock is the store's; a cool-down that has just run out reads as over.

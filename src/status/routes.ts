@@ -4,17 +4,17 @@
  * (`GET /v1/council/events`, SSE).
  */
 import type { Context, Hono, Next } from "hono";
-import { type Clock, systemClock, type TimerId } from "../clock.ts";
-import { isLoopbackHost } from "../origins.ts";
-import { sseResponse } from "../protocol/sse.ts";
-import { redact } from "../redact.ts";
+import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
+import { isLoopbackHost } from "../base/origins.ts";
+import { sseResponse } from "../protocol/sse_writer.ts";
+import { redact } from "../base/redact.ts";
 import { DASHBOARD_CSP, dashboardPage } from "./dashboard/page.ts";
 import { sessionKeysFor } from "./session_lookup.ts";
 import type { GatewayInfo, StatusStore } from "./store.ts";
 import type { StatusDocument } from "./types.ts";
 import type { TeamStatus } from "../store/team.ts";
 
-export const STATUS_PATHS = {
+const STATUS_PATHS = {
   health: "/health",
   dashboard: "/",
   status: "/v1/council/status",
@@ -26,7 +26,7 @@ export const STATUS_PATHS = {
 export const EVENTS_MIN_GAP_MS = 500;
 /** While a turn runs or an agent cools down, a frame at least this often (times move). */
 export const EVENTS_TICK_MS = 1000;
-export const EVENTS_KEEP_ALIVE_MS = 15_000;
+const EVENTS_KEEP_ALIVE_MS = 15_000;
 
 export interface StatusRoutesDeps {
   store: StatusStore;

@@ -5,7 +5,7 @@
 import type { SpendFigures } from "./types.ts";
 
 /** How far back the per-minute series reaches. */
-export const SPEND_WINDOW_MINUTES = 24 * 60;
+const SPEND_WINDOW_MINUTES = 24 * 60;
 
 const MINUTE_MS = 60_000;
 

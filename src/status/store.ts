@@ -2,7 +2,7 @@
  * The gateway's live status, kept by observing the council: turns running now with each call's
  * state, the last finished turns, per-agent figures with their health, and spend since start.
  */
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../base/clock.ts";
 import type { AgentEvent } from "../agents/types.ts";
 import type {
   CallObserver,
@@ -12,7 +12,7 @@ import type {
   TurnObserver,
 } from "../council/observer.ts";
 import type { CallRecord, TurnDecision, TurnRecord } from "../council/records.ts";
-import { oneLine } from "../text.ts";
+import { oneLine } from "../base/text.ts";
 import { AgentTally } from "./agent_figures.ts";
 import { anyCooling, withHealth } from "./agent_health.ts";
 import { SpendSeries } from "./spend.ts";
@@ -29,7 +29,7 @@ import type {
 /** Finished turns kept for the status document. */
 export const RECENT_TURNS = 50;
 /** Sessions remembered for the status line (least recently active forgotten first). */
-export const SESSIONS_KEPT = 1000;
+const SESSIONS_KEPT = 1000;
 /** Activity lines are cut to this length. */
 const MAX_ACTIVITY = 120;
 

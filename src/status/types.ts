@@ -30,7 +30,7 @@ export interface CallStatus {
   activity?: string;
 }
 
-export interface TurnStatusBase {
+interface TurnStatusBase {
   turn: string;
   /** The session key (SHA-256 hex). */
   session: string;
@@ -109,7 +109,7 @@ export interface AgentHealthView {
   coolingLeftMs: number | null;
 }
 
-export interface SpendMinute {
+interface SpendMinute {
   /** Start of the minute. */
   minute: string;
   usd: number;

@@ -3,7 +3,7 @@
  * eventually retried in order until they do (a settle or a ledger record is never dropped while
  * the process lives; each is idempotent or written once).
  */
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../base/clock.ts";
 
 export class Availability {
   #up = true;

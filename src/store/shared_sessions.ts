@@ -3,10 +3,10 @@
  * the database (so caps hold across replicas), every settle and withdrawal is queued and retried
  * until it lands; a local copy of each session's last known counters answers `peek`.
  */
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../base/clock.ts";
 import type { Admission, Session, SessionLimits, Sessions, Ticket } from "../council/session.ts";
 import type { Availability, RetryQueue } from "./availability.ts";
-import type { Reservation, SessionRows } from "./sessions.ts";
+import type { Reservation, SessionRows } from "./session_rows.ts";
 
 /** A ticket that holds a database reservation. */
 interface SharedTicket extends Ticket {

@@ -5,13 +5,13 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "@logtape/logtape";
-import { type Clock, systemClock } from "../clock.ts";
+import { type Clock, systemClock } from "../base/clock.ts";
 import type { TurnRecord } from "../council/records.ts";
 import { Availability, RetryQueue } from "./availability.ts";
-import { connectStore, type Store } from "./connect.ts";
-import { StoreJournal } from "./journal.ts";
-import { type ApiKeyRow, KEY_PREFIX, periodEnd } from "./keys.ts";
-import type { ReplicaRow } from "./replicas.ts";
+import { connectStore, type Store } from "./open_store.ts";
+import { StoreJournal } from "./store_journal.ts";
+import { type ApiKeyRow, KEY_PREFIX, periodEnd } from "./key_rows.ts";
+import type { ReplicaRow } from "./replica_rows.ts";
 import { SharedSessions } from "./shared_sessions.ts";
 
 export interface TeamOptions {

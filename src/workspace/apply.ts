@@ -14,7 +14,7 @@ export type ApplyResult =
   /** Nothing written: why, and the files that conflict (empty when the reason is not a merge). */
   | { applied: false; reason: string; conflicts: string[] };
 
-export interface ApplyOptions {
+interface ApplyOptions {
   /** A directory for private index files. */
   scratch: string;
   signal?: AbortSignal;

@@ -68,7 +68,7 @@ export async function patchText(
 }
 
 /** One file as progress shows it: `src/a.ts +3 −1`, or `logo.png (binary)`. */
-export function describeFile(file: FileChange): string {
+function describeFile(file: FileChange): string {
   return file.binary ? `${file.path} (binary)` : `${file.path} +${file.added} −${file.removed}`;
 }
 

@@ -140,7 +140,7 @@ export async function gitVersion(): Promise<[number, number] | undefined> {
 }
 
 /** `50 MiB`, `12 KiB`, `10 bytes`. */
-export function formatSize(bytes: number): string {
+function formatSize(bytes: number): string {
   if (bytes >= 2 ** 20) return `${Math.round(bytes / 2 ** 20)} MiB`;
   if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
   return `${bytes} bytes`;

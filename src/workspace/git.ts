@@ -12,7 +12,7 @@ export class GitError extends Error {
   }
 }
 
-export interface GitOptions {
+interface GitOptions {
   /** Directory git runs in (`git -C`). */
   cwd: string;
   /** Extra variables (e.g. GIT_INDEX_FILE for a private index, GIT_DIR/GIT_WORK_TREE). */
@@ -24,7 +24,7 @@ export interface GitOptions {
   signal?: AbortSignal;
 }
 
-export interface GitResult {
+interface GitResult {
   code: number;
   stdout: string;
   stderr: string;

@@ -22,23 +22,25 @@ import { type RegistryOptions, WorkspaceRegistry } from "./registry.ts";
 import { snapshot, type WorkTree } from "./snapshot.ts";
 
 /** A directory outside git is copied only up to this size (each child gets its own copy). */
-export const DEFAULT_COPY_LIMITS: CopyLimits = { maxFiles: 5_000, maxBytes: 50 * 2 ** 20 };
+const DEFAULT_COPY_LIMITS: CopyLimits = { maxFiles: 5_000, maxBytes: 50 * 2 ** 20 };
 /** `git merge-tree --write-tree` (the three-way apply) arrived in git 2.38. */
 const MIN_GIT: [number, number] = [2, 38];
 
-export interface IsolatorOptions extends RegistryOptions {
+interface IsolatorOptions extends RegistryOptions {
   /** Where turns' workspaces are kept (see `defaultWorkspaceRoot`). */
   root: string;
   copyLimits?: CopyLimits;
 }
 
-export type Isolation =
+type Isolation =
   | { ok: true; workspace: IsolatedWorkspace }
   /** No isolation is possible: why, in words for a progress line. */
   | { ok: false; reason: string };
 
-export interface IsolateOptions {
+interface IsolateOptions {
   turnId: string;
+  /** The session's slot: its turns reuse one path, so children's prompts stay cacheable. */
+  slot?: string;
   signal?: AbortSignal;
 }
 
@@ -68,7 +70,7 @@ export class Isolator {
       if (refusal) return { ok: false, reason: refusal };
       // The record names the repository before any worktree exists, for a crash's clean-up.
       const repo = location.kind === "git" ? location.top : undefined;
-      dir = await this.registry.open(options.turnId, repo);
+      dir = await this.registry.open(options.turnId, repo, options.slot);
       await Deno.mkdir(join(dir, "scratch"));
       const made = location.kind === "git"
         ? await worktreesIn(dir, location, count, signal)

@@ -1,17 +1,19 @@
 /**
  * Where isolated workspaces live and who owns them: one directory per turn under a known root,
- * named after the owning gateway process and holding a record of the repository whose
- * worktrees it contains, so the turn's clean-up, and the next start after a crash, can remove
- * every worktree and copy.
+ * holding a record of its owning gateway process and of the repository whose worktrees it
+ * contains, so the turn's clean-up, and the next start after a crash, can remove every worktree
+ * and copy.
  */
-import process from "node:process";
 import { join } from "node:path";
 import { git } from "./git.ts";
+import { ownerAlive, processIdentity } from "./process_identity.ts";
 
 /** What a turn's directory records before any worktree is made in it. */
-export interface WorkspaceRecord {
+interface WorkspaceRecord {
   version: 1;
   pid: number;
+  /** The owning process's start (process_identity.ts): a zombie or a reused pid is not it. */
+  identity?: string;
   turnId: string;
   createdAt: string;
   /** The top of the user's repository whose worktrees live here (absent for plain copies). */
@@ -29,49 +31,79 @@ export function defaultWorkspaceRoot(
   return state?.startsWith("/") ? join(state, "council-gateway", "workspaces") : undefined;
 }
 
-/** Whether a process runs (one of another user counts: it exists). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === "EPERM";
-  }
-}
-
 export interface RegistryOptions {
   /** The owning process (default: this one). */
   pid?: number;
-  isAlive?: (pid: number) => boolean;
+  /** Whether the owner recorded as `pid` (with its `identity`, when recorded) still runs. */
+  isAlive?: (pid: number, identity?: string) => boolean;
 }
 
 export class WorkspaceRegistry {
   readonly #root: string;
   readonly #pid: number;
-  readonly #isAlive: (pid: number) => boolean;
+  readonly #isAlive: (pid: number, identity?: string) => boolean;
+  readonly #identity: string | undefined;
 
   constructor(root: string, options: RegistryOptions = {}) {
     this.#root = root;
     this.#pid = options.pid ?? Deno.pid;
-    this.#isAlive = options.isAlive ?? processAlive;
+    this.#isAlive = options.isAlive ?? ownerAlive;
+    this.#identity = options.pid === undefined ? processIdentity(Deno.pid) : undefined;
   }
 
-  /** Makes the turn's directory (private to this user) with its record; returns its path. */
-  async open(turnId: string, repo?: string): Promise<string> {
+  /**
+   * Makes the turn's directory (private to this user) with its record; returns its path.
+   *
+   * With a `slot` (a session's), the directory is the slot's own, the same on every turn of the
+   * session: children's prompts and their CLIs' own system prompts name their working copy, and
+   * a path that changed every turn would change every child's cacheable prompt prefix. A slot
+   * still held by another running turn gives this turn a directory of its own instead.
+   */
+  async open(turnId: string, repo?: string, slot?: string): Promise<string> {
     await Deno.mkdir(this.#root, { recursive: true, mode: 0o700 });
     const root = await Deno.realPath(this.#root);
-    const name = `${this.#pid}-${turnId.replace(/[^\w.-]/g, "_")}-${randomHex()}`;
-    const dir = join(root, name);
-    await Deno.mkdir(dir, { mode: 0o700 });
+    const dir = (slot && await this.#claimSlot(root, slot)) ||
+      await makeDir(join(root, `${this.#pid}-${safeName(turnId)}-${randomHex()}`));
     const record: WorkspaceRecord = {
       version: 1,
       pid: this.#pid,
+      ...(this.#identity ? { identity: this.#identity } : {}),
       turnId,
       createdAt: new Date().toISOString(),
       ...(repo ? { repo } : {}),
     };
     await Deno.writeTextFile(join(dir, RECORD), JSON.stringify(record));
     return dir;
+  }
+
+  /**
+   * Whether a live gateway other than this one owns the directory: its record's owner, by pid
+   * and start time, else the pid its name starts with (a turn that died before its record).
+   */
+  async #ownedByLive(dir: string, name: string): Promise<boolean> {
+    const record = await readRecord(dir);
+    const pid = record?.pid ?? Number(/^(\d+)-/.exec(name)?.[1]);
+    if (!pid) {
+      // A slot whose record was never written: its turn died at once, or is opening now.
+      return !name.startsWith(SLOT_PREFIX) || !(await olderThan(dir, TORN_RECORD_MS));
+    }
+    if (record?.identity !== undefined && record.identity === this.#identity) return false;
+    if (pid === this.#pid && record?.identity === undefined) return false;
+    return this.#isAlive(pid, record?.identity);
+  }
+
+  /** The slot's directory, made for this turn; undefined while a live gateway's turn holds it. */
+  async #claimSlot(root: string, slot: string): Promise<string | undefined> {
+    const dir = join(root, `${SLOT_PREFIX}${safeName(slot)}`);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (await makeDir(dir).then(() => true, alreadyExists)) return dir;
+      // Left behind by a turn of a gateway that is gone: clean it up and take it.
+      const record = await readRecord(dir);
+      if (record && this.#isAlive(record.pid, record.identity)) return undefined;
+      if (!record && !(await olderThan(dir, TORN_RECORD_MS))) return undefined;
+      await this.remove(dir);
+    }
+    return undefined;
   }
 
   /** Removes a turn's directory: its worktrees from their repository, then every file. */
@@ -100,14 +132,41 @@ export class WorkspaceRegistry {
       throw err;
     }
     for (const entry of entries) {
-      const pid = Number(/^(\d+)-/.exec(entry.name)?.[1]);
-      if (!entry.isDirectory || !pid) continue;
-      if (pid !== this.#pid && this.#isAlive(pid)) continue;
+      if (!entry.isDirectory) continue;
       const dir = join(root, entry.name);
+      if (await this.#ownedByLive(dir, entry.name)) continue;
       await this.remove(dir);
       removed.push(dir);
     }
     return removed;
+  }
+}
+
+/** A session slot's directory name starts so; a turn's own starts with its gateway's pid. */
+const SLOT_PREFIX = "s-";
+/** A directory without its record for this long was left by a turn that died opening it. */
+const TORN_RECORD_MS = 60_000;
+
+function safeName(text: string): string {
+  return text.replace(/[^\w.-]/g, "_");
+}
+
+async function makeDir(dir: string): Promise<string> {
+  await Deno.mkdir(dir, { mode: 0o700 });
+  return dir;
+}
+
+function alreadyExists(err: unknown): false {
+  if (err instanceof Deno.errors.AlreadyExists) return false;
+  throw err;
+}
+
+async function olderThan(dir: string, ms: number): Promise<boolean> {
+  try {
+    const { mtime } = await Deno.stat(dir);
+    return !mtime || Date.now() - mtime.getTime() > ms;
+  } catch {
+    return false;
   }
 }
 

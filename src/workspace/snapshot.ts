@@ -19,7 +19,7 @@ export function treeEnv(tree: WorkTree): Record<string, string> {
   return tree.gitDir ? { GIT_DIR: tree.gitDir, GIT_WORK_TREE: tree.path } : {};
 }
 
-export interface SnapshotOptions {
+interface SnapshotOptions {
   /** The commit the snapshot builds on (the base it is later compared against), if any. */
   parent?: string;
   /** A directory for the private index (removed by the caller with its turn). */

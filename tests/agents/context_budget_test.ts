@@ -7,8 +7,8 @@ import {
   defaultContextTokens,
   UNKNOWN_MODEL_WINDOW,
 } from "../../src/agents/context_budget.ts";
-import { DEFAULT_MAX_TOKENS } from "../../src/agents/anthropic.ts";
-import { configOf } from "../test_config.ts";
+import { DEFAULT_MAX_TOKENS } from "../../src/agents/http/anthropic.ts";
+import { configOf } from "../support/test_config.ts";
 
 Deno.test("context budget: windows by model family, longest prefix, unknown models a default", () => {
   assert.equal(contextWindowOf("claude-opus-5-5"), 200_000);

@@ -3,11 +3,11 @@
  * run later it gives what a direct run gives, discarded it leaves nothing behind.
  */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import type { AgentResult } from "../../src/agents/types.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
-import { eventually } from "../wait.ts";
-import { EventLog, isGone, readPids, tempDir, testRunner } from "./support.ts";
+import { eventually } from "../support/wait.ts";
+import { EventLog, isGone, readPids, tempDir, testRunner } from "../support/agent_runner.ts";
 
 const onLinux = Deno.build.os === "linux";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
-import { cleanBaseEnv, EventLog, tempDir, testRunner } from "./support.ts";
+import { cleanBaseEnv, EventLog, tempDir, testRunner } from "../support/agent_runner.ts";
 
 const HOST_ENV = cleanBaseEnv({
   SVC_GATEWAY_TOKEN: "gateway-secret",

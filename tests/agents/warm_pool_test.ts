@@ -6,10 +6,10 @@
  */
 import { promptText } from "../../src/agents/prompt_text.ts";
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/clock.ts";
-import type { AgentConfig } from "../../src/config.ts";
-import { spawnChild } from "../../src/agents/process.ts";
-import { machineGroupSpawn } from "../../src/agents/group_spawn.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+import type { AgentConfig } from "../../src/config/mod.ts";
+import { spawnChild } from "../../src/agents/process/child_process.ts";
+import { machineGroupSpawn } from "../../src/agents/process/group_spawn.ts";
 import type {
   AgentPrompt,
   AgentResult,
@@ -20,8 +20,8 @@ import type {
 } from "../../src/agents/types.ts";
 import { createWarmPool, poolKey, type WarmPool } from "../../src/agents/warm_pool.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { eventually } from "../wait.ts";
-import { isGone, tempDir, testRunner } from "./support.ts";
+import { eventually } from "../support/wait.ts";
+import { isGone, tempDir, testRunner } from "../support/agent_runner.ts";
 
 function result(agent: string, text: string): AgentResult {
   return {

@@ -22,8 +22,8 @@ import {
 import { requestTable, sessionTotals } from "../../scripts/bench/session_report.ts";
 import { claudeCodeSession, conversationChars } from "../../scripts/bench/session_transcript.ts";
 import { OPT_IN_SCENARIOS, selectScenarios } from "../../scripts/bench/main.ts";
-import { startServer } from "../../src/server.ts";
-import { configOf } from "../test_config.ts";
+import { startServer } from "../../src/server/wiring.ts";
+import { configOf } from "../support/test_config.ts";
 
 const block = (text: string, breakpoint = false): PromptBlock => ({ text, breakpoint });
 const big = (tag: string) => `${tag} ${"x".repeat(5000)}`;

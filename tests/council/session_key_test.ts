@@ -4,7 +4,7 @@
  * with its volatile lines normalised and the first user message.
  */
 import assert from "node:assert/strict";
-import { newTurnRequest } from "../../src/council/request.ts";
+import { newTurnRequest } from "../../src/council/request/turn_request.ts";
 import { normaliseVolatile, sessionKeyFor } from "../../src/council/session_key.ts";
 import { messagesHints } from "../../src/protocol/messages/hints.ts";
 import { MessagesRequestSchema, messagesTurnInput } from "../../src/protocol/messages/request.ts";
@@ -13,13 +13,13 @@ import {
   ResponsesRequestSchema,
   responsesTurnInput,
 } from "../../src/protocol/responses/request.ts";
-import { CLAUDE_SYSTEM, claudeAsk, codexInput } from "../protocol/bodies.ts";
+import { CLAUDE_SYSTEM, claudeAsk, codexInput } from "../support/host_bodies.ts";
 import {
   claudeHeaders,
   codexHeaders,
   codexSolBody,
   type HostRequest,
-} from "../protocol/housekeeping_bodies.ts";
+} from "../support/housekeeping_bodies.ts";
 
 async function claudeKey({ headers, body }: HostRequest): Promise<string> {
   const hints = messagesHints(new Headers(headers), body);

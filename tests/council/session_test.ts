@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/clock.ts";
-import { createCouncil, type TurnRecord } from "../../src/council/turn.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+import { createCouncil, type TurnRecord } from "../../src/council/turn/turn.ts";
 import { sessionCap, SessionStore } from "../../src/council/session.ts";
 import {
   byAgent,
@@ -10,7 +10,7 @@ import {
   testConfig,
   testRequest,
   TurnWatcher,
-} from "./helpers.ts";
+} from "../support/scripted_agents.ts";
 
 function councilWith(file: Parameters<typeof testConfig>[0]) {
   const fake = fakeAgents(byAgent({

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { renderFormula } from "../../scripts/homebrew.ts";
 import { archiveName, DEFAULT_REPO, formatSha256Sums, TARGETS } from "../../scripts/release.ts";
-import { REPO_ROOT, run, skipNotice, which, withTempDir } from "./helpers.ts";
+import { REPO_ROOT, run, skipNotice, which, withTempDir } from "../support/tool_runs.ts";
 
 const PROBE = join(REPO_ROOT, "tests/distribution/fixtures/formula_probe.rb");
 const ruby = await which("ruby");

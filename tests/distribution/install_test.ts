@@ -12,7 +12,7 @@ import {
   type Target,
   TARGETS,
 } from "../../scripts/release.ts";
-import { REPO_ROOT, run, skipNotice, which, withTempDir } from "./helpers.ts";
+import { REPO_ROOT, run, skipNotice, which, withTempDir } from "../support/tool_runs.ts";
 
 const INSTALL_SH = join(REPO_ROOT, "scripts/install.sh");
 const UNIX_TARGETS = TARGETS.filter((target) => !target.includes("windows"));

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { compileArgs, compileFlags, INCLUDES, parseRunTask } from "../../scripts/release.ts";
-import { VERSION } from "../../src/version.ts";
-import { REPO_ROOT, run, withTempDir } from "./helpers.ts";
+import { VERSION } from "../../src/base/version.ts";
+import { REPO_ROOT, run, withTempDir } from "../support/tool_runs.ts";
 
 const denoJson = JSON.parse(await Deno.readTextFile(join(REPO_ROOT, "deno.json")));
 const FLAGS = compileFlags(denoJson);
@@ -37,7 +37,7 @@ Deno.test("deno task dev runs with the start task's flags plus --watch", () => {
   assert.deepEqual(dev, parseRunTask(denoJson.tasks.start));
 });
 
-Deno.test("src/version.ts VERSION equals deno.json version", () => {
+Deno.test("src/base/version.ts VERSION equals deno.json version", () => {
   assert.equal(VERSION, denoJson.version);
 });
 

@@ -14,8 +14,8 @@ import {
   sha256File,
   TARGETS,
 } from "../../scripts/release.ts";
-import { VERSION } from "../../src/version.ts";
-import { REPO_ROOT, run, which, withTempDir } from "./helpers.ts";
+import { VERSION } from "../../src/base/version.ts";
+import { REPO_ROOT, run, which, withTempDir } from "../support/tool_runs.ts";
 
 const denoJson = JSON.parse(await Deno.readTextFile(join(REPO_ROOT, "deno.json")));
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import YAML from "yaml";
 import { TARGETS } from "../../scripts/release.ts";
-import { REPO_ROOT } from "./helpers.ts";
+import { REPO_ROOT } from "../support/tool_runs.ts";
 
 interface Step {
   uses?: string;

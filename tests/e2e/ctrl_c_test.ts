@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import YAML from "yaml";
-import { findOnPath } from "../../src/executables.ts";
-import { DEFAULT_GRACE_MS } from "../../src/server.ts";
+import { findOnPath } from "../../src/base/executables.ts";
+import { DEFAULT_GRACE_MS } from "../../src/server/wiring.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { isolatedEnv, ROOT, spawnGateway } from "./gateway.ts";
-import { eventually, within } from "../wait.ts";
+import { isolatedEnv, ROOT, spawnGateway } from "../support/gateway_process.ts";
+import { eventually, within } from "../support/wait.ts";
 
 const NPX = findOnPath("npx", (name) => Deno.env.get(name));
 if (!NPX) console.log("\n*** ctrl_c_test: the npx test SKIPPED: no npx on PATH ***\n");

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import YAML from "yaml";
 import { isRunning } from "../../src/daemon/process_check.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { isolatedEnv, mainArgs, run } from "./gateway.ts";
-import { eventually, within } from "../wait.ts";
+import { isolatedEnv, mainArgs, run } from "../support/gateway_process.ts";
+import { eventually, within } from "../support/wait.ts";
 
 interface Setup {
   dir: string;

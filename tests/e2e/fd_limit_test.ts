@@ -3,7 +3,7 @@
  * refused beyond the cap it derives from the limit, and it keeps running and serving.
  */
 import assert from "node:assert/strict";
-import { spawnGateway } from "./gateway.ts";
+import { spawnGateway } from "../support/gateway_process.ts";
 
 Deno.test({
   name: "e2e fd limit: 400 idle connections under ulimit -n 256 do not end the gateway",

@@ -5,11 +5,16 @@
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { type AgentConfig, type Config, type ConfigFile, nameAgents } from "../../src/config.ts";
-import { configOf } from "../test_config.ts";
-import { type RunningServer, startServer } from "../../src/server.ts";
+import {
+  type AgentConfig,
+  type Config,
+  type ConfigFile,
+  nameAgents,
+} from "../../src/config/mod.ts";
+import { configOf } from "../support/test_config.ts";
+import { type RunningServer, startServer } from "../../src/server/wiring.ts";
 import { fakeAgent, type FakeKnobs, readFakeLog } from "../fixtures/fakes.ts";
-import { eventually } from "../wait.ts";
+import { eventually } from "../support/wait.ts";
 
 /** Matches only the synthesizer's prompt on answer turns. */
 const SYNTH = "=== Candidate A ===";

@@ -7,9 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findTestCli } from "../agents/support.ts";
+import { findTestCli } from "../support/agent_runner.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { connect, isolatedEnv, jsonLines, parseExports, run } from "./gateway.ts";
+import { connect, isolatedEnv, jsonLines, parseExports, run } from "../support/gateway_process.ts";
 
 export const claude = findTestCli("claude", /^2\.1\.330 \(Claude Code\)/);
 export const claudeOld = findTestCli("claude", /^2\.1\.197 \(Claude Code\)/, "claude-2.1.197");

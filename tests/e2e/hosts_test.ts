@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
-import { connect, parseExports, spawnGateway } from "./gateway.ts";
+import { connect, parseExports, spawnGateway } from "../support/gateway_process.ts";
 import {
   claude,
   claudeEnv,

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
-import { spawnGateway } from "./gateway.ts";
+import { spawnGateway } from "../support/gateway_process.ts";
 import {
   claude,
   claudeEnv,

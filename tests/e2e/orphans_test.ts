@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
-import { type GatewayProcess, spawnGateway } from "./gateway.ts";
-import { eventually, within } from "../wait.ts";
-import { isGone } from "../agents/support.ts";
+import { type GatewayProcess, spawnGateway } from "../support/gateway_process.ts";
+import { eventually, within } from "../support/wait.ts";
+import { isGone } from "../support/agent_runner.ts";
 
 const posix = Deno.build.os !== "windows";
 

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import YAML from "yaml";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { spawnGateway } from "./gateway.ts";
-import { eventually, within } from "../wait.ts";
+import { spawnGateway } from "../support/gateway_process.ts";
+import { eventually, within } from "../support/wait.ts";
 
 function council(reply: string) {
   return {

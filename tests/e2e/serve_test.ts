@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { eventually } from "../wait.ts";
-import { mainArgs } from "./gateway.ts";
+import { eventually } from "../support/wait.ts";
+import { mainArgs } from "../support/gateway_process.ts";
 
 const TOKEN = "e2e-Gateway-Token-31337";
 const PROVIDER_KEY = "sk-ant-e2e-provider-secret";

@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runDoctor } from "../../src/cli/doctor.ts";
-import { startServer } from "../../src/server.ts";
-import { configOf } from "../test_config.ts";
+import { startServer } from "../../src/server/wiring.ts";
+import { configOf } from "../support/test_config.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { isolatedEnv, ROOT, spawnGateway } from "./gateway.ts";
-import { fakeAgents } from "../council/helpers.ts";
+import { isolatedEnv, ROOT, spawnGateway } from "../support/gateway_process.ts";
+import { fakeAgents } from "../support/scripted_agents.ts";
 
 Deno.test("startup: the start line names the config file; a missing agent command is a warning", async () => {
   const dir = await Deno.makeTempDir({ prefix: "cg-startup-" });

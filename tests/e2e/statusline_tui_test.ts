@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { findOnPath } from "../../src/executables.ts";
-import { findTestCli } from "../agents/support.ts";
+import { findOnPath } from "../../src/base/executables.ts";
+import { findTestCli } from "../support/agent_runner.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { connect, isolatedEnv, parseExports, spawnGateway } from "./gateway.ts";
-import { eventually, within } from "../wait.ts";
+import { connect, isolatedEnv, parseExports, spawnGateway } from "../support/gateway_process.ts";
+import { eventually, within } from "../support/wait.ts";
 
 const claude = findTestCli("claude", /^2\.1\.330 \(Claude Code\)/);
 const tmux = findOnPath("tmux", (name) => Deno.env.get(name));

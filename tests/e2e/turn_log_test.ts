@@ -1,11 +1,11 @@
 /**
- * SPEC §1.2 / §1.1.11 through the real process: every turn logs, under its `[turn <id>]`
+ * CONTRACT.md §1.2 / §1.1.11 through the real process: every turn logs, under its `[turn <id>]`
  * prefix, the closing council recap and the session's cumulative spend (`sessionUsd`).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { spawnGateway } from "./gateway.ts";
+import { spawnGateway } from "../support/gateway_process.ts";
 
 async function oneTurn(json: boolean) {
   const dir = await Deno.makeTempDir({ prefix: "e2e-turn-log-" });

@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { spawnGateway } from "./gateway.ts";
-import { gitRepo, linkedWorktrees, listDir } from "../workspace/helpers.ts";
-import { within } from "../wait.ts";
+import { spawnGateway } from "../support/gateway_process.ts";
+import { gitRepo, linkedWorktrees, listDir } from "../support/git_repos.ts";
+import { within } from "../support/wait.ts";
 
 /** A child that waits, and ends once the gateway that started it is gone. */
 const WAITING_CHILD = {

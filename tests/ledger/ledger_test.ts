@@ -4,11 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FakeClock } from "../../src/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { SessionStore } from "../../src/council/session.ts";
-import { createCouncil, type TurnRecord } from "../../src/council/turn.ts";
+import { createCouncil, type TurnRecord } from "../../src/council/turn/turn.ts";
 import type { TurnJournal } from "../../src/council/journal.ts";
-import { setupLogging } from "../../src/log.ts";
+import { setupLogging } from "../../src/base/log.ts";
 import { resetSync } from "@logtape/logtape";
 import {
   appendEntry,
@@ -18,9 +18,15 @@ import {
   openLedger,
   readLedger,
   rebuildSessions,
-} from "../../src/ledger.ts";
-import { byAgent, collect, fakeAgents, testConfig, testRequest } from "../council/helpers.ts";
-import { eventually } from "../wait.ts";
+} from "../../src/ledger/mod.ts";
+import {
+  byAgent,
+  collect,
+  fakeAgents,
+  testConfig,
+  testRequest,
+} from "../support/scripted_agents.ts";
+import { eventually } from "../support/wait.ts";
 
 const never = new AbortController().signal;
 

@@ -4,14 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { Config, ConfigFile } from "../../src/config.ts";
-import { configOf } from "../test_config.ts";
-import { type LedgerEntry, LedgerError, readLedger } from "../../src/ledger.ts";
-import { startServer } from "../../src/server.ts";
-import { fakeAgents } from "../council/helpers.ts";
-import { spawnGateway } from "../e2e/gateway.ts";
+import type { Config, ConfigFile } from "../../src/config/mod.ts";
+import { configOf } from "../support/test_config.ts";
+import { type LedgerEntry, LedgerError, readLedger } from "../../src/ledger/mod.ts";
+import { startServer } from "../../src/server/wiring.ts";
+import { fakeAgents } from "../support/scripted_agents.ts";
+import { spawnGateway } from "../support/gateway_process.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
-import { eventually } from "../wait.ts";
+import { eventually } from "../support/wait.ts";
 
 function configWith(file: ConfigFile): Config {
   return configOf({

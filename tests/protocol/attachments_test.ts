@@ -14,7 +14,7 @@ import {
   type AttachmentPolicy,
   DEFAULT_ATTACHMENT_POLICY,
 } from "../../src/protocol/attachment_policy.ts";
-import { answer, deps, done, fixedTurn, post, serve } from "./helpers.ts";
+import { answer, deps, done, fixedTurn, post, serve } from "../support/scripted_turns.ts";
 import { pdfBase64, PNG_4X3, pngOfSize, sha256 } from "../fixtures/images.ts";
 
 const png = (data = PNG_4X3) => ({

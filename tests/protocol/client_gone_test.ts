@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { withLogs } from "../logs.ts";
-import { deps, ScriptedTurn, testApp } from "./helpers.ts";
+import { withLogs } from "../support/captured_logs.ts";
+import { deps, ScriptedTurn, testApp } from "../support/scripted_turns.ts";
 
 const ROUTES = [
   { path: "/v1/messages", body: { model: "m", messages: [{ role: "user", content: "x" }] } },

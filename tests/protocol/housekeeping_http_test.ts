@@ -4,17 +4,17 @@
  * council; any Codex model id and its request shape work.
  */
 import assert from "node:assert/strict";
-import { EXHAUSTIVENESS_DIRECTIVE } from "../../src/council/prompts.ts";
-import { createCouncil } from "../../src/council/turn.ts";
-import { byAgent, fakeAgents, testConfig } from "../council/helpers.ts";
-import { deps, parseSse, post, serve } from "./helpers.ts";
+import { EXHAUSTIVENESS_DIRECTIVE } from "../../src/council/prompt/prompts.ts";
+import { createCouncil } from "../../src/council/turn/turn.ts";
+import { byAgent, fakeAgents, testConfig } from "../support/scripted_agents.ts";
+import { deps, parseSse, post, serve } from "../support/scripted_turns.ts";
 import {
   claudeMain,
   claudeTitle,
   codexMain,
   codexTitle,
   type HostRequest,
-} from "./housekeeping_bodies.ts";
+} from "../support/housekeeping_bodies.ts";
 
 function council() {
   const fake = fakeAgents(byAgent({

@@ -4,10 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
-import { withLogs } from "../logs.ts";
+import { withLogs } from "../support/captured_logs.ts";
 import { streamTurn, type TurnRenderer } from "../../src/protocol/stream_turn.ts";
 import type { TurnEvent, TurnRequest } from "../../src/council/types.ts";
-import { eventually } from "../wait.ts";
+import { eventually } from "../support/wait.ts";
 
 const renderer: TurnRenderer = {
   start: () => [{ event: "start", data: {} }],

@@ -15,7 +15,7 @@ import {
   spawnGateway,
   type StreamedReply,
   streamTurn,
-} from "./helpers.ts";
+} from "../support/faulty_gateway.ts";
 
 /** Only the synthesizer's prompt holds the candidates. */
 const SYNTH = "=== Candidate A ===";

@@ -10,11 +10,16 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type LedgerEntry, readLedger } from "../../src/ledger.ts";
+import { type LedgerEntry, readLedger } from "../../src/ledger/mod.ts";
 import { fakeAgent, type FakeKnobs, type FakeRule, readFakeLog } from "../fixtures/fakes.ts";
-import { CLAUDE_TOOLS } from "../protocol/bodies.ts";
-import { assertAllGone, type GatewayProcess, readStream, spawnGateway } from "./helpers.ts";
-import { eventually } from "../wait.ts";
+import { CLAUDE_TOOLS } from "../support/host_bodies.ts";
+import {
+  assertAllGone,
+  type GatewayProcess,
+  readStream,
+  spawnGateway,
+} from "../support/faulty_gateway.ts";
+import { eventually } from "../support/wait.ts";
 
 const JUDGE = '"fanOut": true or false';
 const SYNTH = "=== Candidate A ===";

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type AgentEntry, nameAgents, parseConfigObject } from "../../src/config.ts";
-import { startServer } from "../../src/server.ts";
+import { type AgentEntry, nameAgents, parseConfigObject } from "../../src/config/mod.ts";
+import { startServer } from "../../src/server/wiring.ts";
 import {
   concurrentTurns,
   crossTalk,

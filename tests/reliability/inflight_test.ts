@@ -1,8 +1,8 @@
 /** InFlightTurns: a turn counts as running until its event stream has wound down. */
 import assert from "node:assert/strict";
-import { InFlightTurns } from "../../src/inflight.ts";
+import { InFlightTurns } from "../../src/server/inflight.ts";
 import type { RunTurn, TurnEvent } from "../../src/council/types.ts";
-import { testRequest } from "../council/helpers.ts";
+import { testRequest } from "../support/scripted_agents.ts";
 
 /** A turn that emits one progress line, then ends only after `release` (like killing children). */
 function slowTurn(): { runTurn: RunTurn; release: () => void; ended: () => boolean } {

@@ -10,7 +10,7 @@ import {
   isJsonContentType,
   isLoopbackOrigin,
   splitHost,
-} from "../../src/guard.ts";
+} from "../../src/server/middleware/browser_guards.ts";
 import {
   assertErrorEnvelope,
   configWith,
@@ -19,7 +19,7 @@ import {
   instantAgent,
   rawRequest,
   TOKEN,
-} from "./helpers.ts";
+} from "../support/real_server.ts";
 
 /** What a page's `fetch(url, {method: "POST", mode: "no-cors", body})` adds to a request. */
 function pageHeaders(origin: string): Record<string, string> {

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { resetSync } from "@logtape/logtape";
-import { setupLogging } from "../../src/log.ts";
+import { setupLogging } from "../../src/base/log.ts";
 import {
   assertErrorEnvelope,
   assertNoStackTrace,
@@ -21,7 +21,7 @@ import {
   instantAgent,
   rawRequest,
   TOKEN,
-} from "./helpers.ts";
+} from "../support/real_server.ts";
 
 type Endpoint = "messages" | "responses" | "count_tokens" | "models";
 
@@ -101,7 +101,11 @@ const odd = (endpoint: Endpoint, name: string, body: Case["body"], why: string):
   expect: "answer",
   why,
 });
-const count = (name: string, body: Case["body"], why = "SPEC §4.3: never an error"): Case => ({
+const count = (
+  name: string,
+  body: Case["body"],
+  why = "CONTRACT.md §4.3: never an error",
+): Case => ({
   endpoint: "count_tokens",
   name,
   body,
@@ -416,7 +420,7 @@ const CASES: Case[] = [
   ),
 
   // ---- auth header variants (a token is configured) ----------------------------------------------
-  headed("messages", "no credentials", CT, 401, "SPEC §5.4"),
+  headed("messages", "no credentials", CT, 401, "CONTRACT.md §5.4"),
   headed("models", "no credentials", {}, 401, "every route needs the token"),
   headed("count_tokens", "no credentials", CT, 401, "every route needs the token"),
   headed(
@@ -502,19 +506,19 @@ const CASES: Case[] = [
   ),
 
   // ---- routes ----------------------------------------------------------------------------------
-  { ...headed("messages", "GET on a POST endpoint", AUTH, 404, "SPEC §7"), method: "GET" },
+  { ...headed("messages", "GET on a POST endpoint", AUTH, 404, "CONTRACT.md §7"), method: "GET" },
   {
-    ...headed("models", "POST on GET /v1/models", { ...CT, ...AUTH }, 404, "SPEC §7"),
+    ...headed("models", "POST on GET /v1/models", { ...CT, ...AUTH }, 404, "CONTRACT.md §7"),
     method: "POST",
   },
   {
-    ...headed("messages", "unknown path", { ...CT, ...AUTH }, 404, "SPEC §7"),
+    ...headed("messages", "unknown path", { ...CT, ...AUTH }, 404, "CONTRACT.md §7"),
     path: "/v1/complete",
   },
 ];
 
 function envelopeOf(c: Case): Envelope {
-  // Auth refusals use the Anthropic envelope everywhere (SPEC §5.4); so do 404s.
+  // Auth refusals use the Anthropic envelope everywhere (CONTRACT.md §5.4); so do 404s.
   return c.endpoint === "responses" && c.expect !== 401 && c.expect !== 404
     ? "openai"
     : "anthropic";

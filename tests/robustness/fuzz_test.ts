@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { resetSync } from "@logtape/logtape";
-import { setupLogging } from "../../src/log.ts";
+import { setupLogging } from "../../src/base/log.ts";
 import {
   assertErrorEnvelope,
   assertNoStackTrace,
@@ -17,7 +17,7 @@ import {
   gateway,
   goodBody,
   instantAgent,
-} from "./helpers.ts";
+} from "../support/real_server.ts";
 
 type Endpoint = "messages" | "responses" | "count_tokens";
 const PATH: Record<Endpoint, string> = {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { spawnGateway } from "../e2e/gateway.ts";
+import { spawnGateway } from "../support/gateway_process.ts";
 
 const KEY = "sk-or-v1-router-key-5d6e7f80";
 

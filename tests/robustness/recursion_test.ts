@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { resetSync } from "@logtape/logtape";
 import { createAgentRunner } from "../../src/agents/run.ts";
 import type { RunAgent } from "../../src/agents/types.ts";
-import { setupLogging } from "../../src/log.ts";
+import { setupLogging } from "../../src/base/log.ts";
 import { RECURSION_MESSAGE } from "../../src/server/app.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
-import { configWith, type Gateway, gateway, TOKEN } from "./helpers.ts";
+import { configWith, type Gateway, gateway, TOKEN } from "../support/real_server.ts";
 
 Deno.test("recursion: a child calling the gateway gets the 400 and the turn still answers", async () => {
   const dir = await Deno.makeTempDir({ prefix: "cg-recursion-" });

@@ -10,16 +10,16 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getLogger, resetSync } from "@logtape/logtape";
 import fc from "fast-check";
-import { childEnv } from "../../src/agents/env.ts";
-import { FakeClock } from "../../src/clock.ts";
-import { createCouncil } from "../../src/council/turn.ts";
-import { maskSecret, setupLogging } from "../../src/log.ts";
-import { SecretRegistry } from "../../src/redact.ts";
+import { childEnv } from "../../src/agents/child_env.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+import { createCouncil } from "../../src/council/turn/turn.ts";
+import { maskSecret, setupLogging } from "../../src/base/log.ts";
+import { SecretRegistry } from "../../src/base/redact.ts";
 import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../../src/protocol/credentials.ts";
-import { spawnGateway } from "../e2e/gateway.ts";
+import { spawnGateway } from "../support/gateway_process.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
-import { collect, fakeAgents, gate, testConfig, testRequest } from "../council/helpers.ts";
-import { eventually } from "../wait.ts";
+import { collect, fakeAgents, gate, testConfig, testRequest } from "../support/scripted_agents.ts";
+import { eventually } from "../support/wait.ts";
 
 const never = new AbortController().signal;
 

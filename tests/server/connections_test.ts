@@ -4,13 +4,13 @@
  * Time is a FakeClock, so each time-out is checked to the millisecond without sleeping.
  */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/clock.ts";
-import { moduleLogger } from "../../src/log.ts";
-import type { ProtocolHandler } from "../../src/protocol/handler.ts";
-import { type RunningServer, startServer } from "../../src/server.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+import { moduleLogger } from "../../src/base/log.ts";
+import type { ProtocolHandler } from "../../src/protocol/protocol_handler.ts";
+import { type RunningServer, startServer } from "../../src/server/wiring.ts";
 import { Gate, gateResponse } from "../../src/server/connections.ts";
-import { eventually } from "../wait.ts";
-import { echo, RawConnection, serverConfig, withLogs } from "./helpers.ts";
+import { eventually } from "../support/wait.ts";
+import { echo, RawConnection, serverConfig, withLogs } from "../support/echo_server.ts";
 
 const LIMITS = { headerTimeoutMs: 1000, bodyTimeoutMs: 2000, idleTimeoutMs: 3000 };
 

@@ -4,15 +4,15 @@
  */
 import assert from "node:assert/strict";
 import type { Context } from "hono";
-import { FakeClock } from "../../src/clock.ts";
-import type { ProtocolHandler } from "../../src/protocol/handler.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+import type { ProtocolHandler } from "../../src/protocol/protocol_handler.ts";
 import { type AppLimits, createApp, type RequestEnv } from "../../src/server/app.ts";
-import { AUTH_THROTTLE_RULE, AuthThrottle } from "../../src/server/auth_throttle.ts";
-import { BodyBudget } from "../../src/server/body_budget.ts";
-import { type Release, TurnSlots } from "../../src/server/turn_slots.ts";
-import { startServer } from "../../src/server.ts";
-import { eventually } from "../wait.ts";
-import { echo, RawConnection, serverConfig, TOKEN, withLogs } from "./helpers.ts";
+import { AUTH_THROTTLE_RULE, AuthThrottle } from "../../src/server/middleware/auth_throttle.ts";
+import { BodyBudget } from "../../src/server/middleware/body_budget.ts";
+import { type Release, TurnSlots } from "../../src/server/middleware/turn_slots.ts";
+import { startServer } from "../../src/server/wiring.ts";
+import { eventually } from "../support/wait.ts";
+import { echo, RawConnection, serverConfig, TOKEN, withLogs } from "../support/echo_server.ts";
 
 /** As a client sends it: with its content-length. */
 const post = (body: string, headers: Record<string, string> = {}) => ({

@@ -3,7 +3,7 @@
  * evaluate script in it, watch the URLs it requests, take a screenshot. Tests skip themselves when
  * no Chromium is installed (`.ci/run` installs it).
  */
-import { findOnPath } from "../../src/executables.ts";
+import { findOnPath } from "../../src/base/executables.ts";
 
 export const CHROMIUM: string | null = ["chromium", "chromium-browser", "google-chrome"]
   .map((name) => findOnPath(name, (key) => Deno.env.get(key)))

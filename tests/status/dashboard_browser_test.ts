@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FakeClock } from "../../src/clock.ts";
-import { startServer } from "../../src/server.ts";
-import { configOf } from "../test_config.ts";
-import { byAgent, fakeAgents, gate } from "../council/helpers.ts";
-import { eventually, within } from "../wait.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+import { startServer } from "../../src/server/wiring.ts";
+import { configOf } from "../support/test_config.ts";
+import { byAgent, fakeAgents, gate } from "../support/scripted_agents.ts";
+import { eventually, within } from "../support/wait.ts";
 import { CHROMIUM, launchChromium } from "./chromium.ts";
 
 if (!CHROMIUM) {

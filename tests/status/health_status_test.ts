@@ -6,22 +6,22 @@
  */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { runCli } from "../../src/cli.ts";
-import { statusCommand } from "../../src/cli/daemon.ts";
+import { runCli } from "../../src/cli/mod.ts";
+import { statusCommand } from "../../src/cli/daemon_commands.ts";
 import { runDoctor } from "../../src/cli/doctor.ts";
 import { clockTime } from "../../src/cli/health_text.ts";
-import { FakeClock } from "../../src/clock.ts";
+import { FakeClock } from "../support/fake_clock.ts";
 import { daemonPaths } from "../../src/daemon/paths.ts";
-import { secrets } from "../../src/redact.ts";
-import { startServer } from "../../src/server.ts";
+import { secrets } from "../../src/base/redact.ts";
+import { startServer } from "../../src/server/wiring.ts";
 import { MAX_LAST_ERROR } from "../../src/status/agent_health.ts";
 import { EVENTS_TICK_MS, mountStatusRoutes } from "../../src/status/routes.ts";
 import { StatusStore } from "../../src/status/store.ts";
 import type { AgentHealthReading, StatusDocument } from "../../src/status/types.ts";
-import { configOf } from "../test_config.ts";
-import { byAgent, fakeAgents } from "../council/helpers.ts";
-import { envOf, tempDir } from "../foundation/helpers.ts";
-import { within } from "../wait.ts";
+import { configOf } from "../support/test_config.ts";
+import { byAgent, fakeAgents } from "../support/scripted_agents.ts";
+import { envOf, tempDir } from "../support/temp_scripts.ts";
+import { within } from "../support/wait.ts";
 
 const INFO = { version: "1", startedAt: 0, configPath: null };
 const healthOf = (doc: StatusDocument, agent: string) =>

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
-import { FakeClock } from "../../src/clock.ts";
-import { secrets } from "../../src/redact.ts";
-import { startServer } from "../../src/server.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+import { secrets } from "../../src/base/redact.ts";
+import { startServer } from "../../src/server/wiring.ts";
 import { createApp } from "../../src/server/app.ts";
 import {
   EVENTS_MIN_GAP_MS,
@@ -17,10 +17,10 @@ import {
 import { hostSessionKey } from "../../src/status/session_lookup.ts";
 import { StatusStore } from "../../src/status/store.ts";
 import type { StatusDocument } from "../../src/status/types.ts";
-import { VERSION } from "../../src/version.ts";
-import { configOf } from "../test_config.ts";
-import { byAgent, fakeAgents, gate } from "../council/helpers.ts";
-import { eventually, within } from "../wait.ts";
+import { VERSION } from "../../src/base/version.ts";
+import { configOf } from "../support/test_config.ts";
+import { byAgent, fakeAgents, gate } from "../support/scripted_agents.ts";
+import { eventually, within } from "../support/wait.ts";
 
 const TOKEN = "status-T0ken-secret";
 const AUTH = { authorization: `Bearer ${TOKEN}` };

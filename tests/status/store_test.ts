@@ -3,8 +3,8 @@
  * tokens and cost; recent turns; per-agent figures; spend; one session's view.
  */
 import assert from "node:assert/strict";
-import { FakeClock } from "../../src/clock.ts";
-import { createCouncil } from "../../src/council/turn.ts";
+import { FakeClock } from "../support/fake_clock.ts";
+import { createCouncil } from "../../src/council/turn/turn.ts";
 import type { TurnObserver } from "../../src/council/observer.ts";
 import type { CallRecord, TurnRecord } from "../../src/council/records.ts";
 import { median } from "../../src/status/agent_figures.ts";
@@ -19,8 +19,8 @@ import {
   testConfig,
   testRequest,
   TurnWatcher,
-} from "../council/helpers.ts";
-import { eventually, within } from "../wait.ts";
+} from "../support/scripted_agents.ts";
+import { eventually, within } from "../support/wait.ts";
 
 const INFO = { version: "9.9.9", startedAt: 1_700_000_000_000, configPath: "/etc/council.yaml" };
 

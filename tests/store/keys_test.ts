@@ -1,7 +1,7 @@
 /** Per-person keys: periods (pure), and create / find / charge / revoke on a real server. */
 import assert from "node:assert/strict";
 import { connectStore } from "../../src/store/mod.ts";
-import { hashKey, periodEnd, periodStart } from "../../src/store/keys.ts";
+import { hashKey, periodEnd, periodStart } from "../../src/store/key_rows.ts";
 import { freshDatabase, ignoreWithoutPostgres } from "../support/postgres.ts";
 
 const WED = Date.UTC(2026, 10, 25, 15, 30); // Wednesday 25 Nov 2026, 15:30 UTC

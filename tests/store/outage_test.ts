@@ -18,7 +18,7 @@ import {
   responsesRequest,
   startReplicas,
 } from "../support/replicas.ts";
-import { eventually } from "../wait.ts";
+import { eventually } from "../support/wait.ts";
 
 interface Outcome {
   status: number;

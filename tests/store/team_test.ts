@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { isolatedEnv, mainArgs, run } from "../e2e/gateway.ts";
+import { isolatedEnv, mainArgs, run } from "../support/gateway_process.ts";
 import { freshDatabase, ignoreWithoutPostgres } from "../support/postgres.ts";
 import {
   messagesRequest,
@@ -13,7 +13,7 @@ import {
   responsesRequest,
   startReplicas,
 } from "../support/replicas.ts";
-import { eventually } from "../wait.ts";
+import { eventually } from "../support/wait.ts";
 
 const ignore = ignoreWithoutPostgres() || Deno.build.os === "windows";
 const TURN_USD = 0.1;

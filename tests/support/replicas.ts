@@ -3,7 +3,7 @@
  * and the same config, plus the requests the team tests send them.
  */
 import { join } from "node:path";
-import { type GatewayProcess, spawnGateway } from "../e2e/gateway.ts";
+import { type GatewayProcess, spawnGateway } from "./gateway_process.ts";
 
 export interface Replicas {
   gateways: GatewayProcess[];

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type IsolatedWorkspace, Isolator } from "../../src/workspace/isolation.ts";
-import { exists, gitRepo, read, sh, status, tempDir, writeFiles } from "./helpers.ts";
+import { exists, gitRepo, read, sh, status, tempDir, writeFiles } from "../support/git_repos.ts";
 
 const TEN_LINES = Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join("");
 

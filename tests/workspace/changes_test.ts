@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describeFiles, parseNumstat, patchText } from "../../src/workspace/changes.ts";
 import { snapshot } from "../../src/workspace/snapshot.ts";
-import { gitRepo, sh, tempDir, writeFiles } from "./helpers.ts";
+import { gitRepo, sh, tempDir, writeFiles } from "../support/git_repos.ts";
 
 Deno.test("changes: numstat records with tabs in names and binary files", () => {
   assert.deepEqual(parseNumstat("3\t1\tsrc/a.ts\0-\t-\tlogo.png\0" + "0\t2\tname\twith tab\0"), [

@@ -11,7 +11,7 @@ import {
   status,
   tempDir,
   writeFiles,
-} from "./helpers.ts";
+} from "../support/git_repos.ts";
 
 /** An isolator keeping its workspaces under `root`, as process `pid`. */
 function isolator(root: string, pid = 4242) {

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Isolator } from "../../src/workspace/isolation.ts";
+import { defaultWorkspaceRoot, WorkspaceRegistry } from "../../src/workspace/registry.ts";
 import {
-  defaultWorkspaceRoot,
-  processAlive,
-  WorkspaceRegistry,
-} from "../../src/workspace/registry.ts";
-import { gitRepo, linkedWorktrees, listDir, sh, tempDir } from "./helpers.ts";
+  identityFromStat,
+  ownerAlive,
+  processIdentity,
+} from "../../src/workspace/process_identity.ts";
+import { gitRepo, linkedWorktrees, listDir, sh, tempDir } from "../support/git_repos.ts";
 
 Deno.test("registry: the default root is the user's state directory", () => {
   const env = (vars: Record<string, string>) => (name: string) => vars[name];
@@ -21,11 +22,85 @@ Deno.test("registry: the default root is the user's state directory", () => {
   assert.equal(defaultWorkspaceRoot(env({ XDG_STATE_HOME: "relative" })), undefined);
 });
 
-Deno.test("registry: a process is alive while it runs", async () => {
-  assert.equal(processAlive(Deno.pid), true);
+Deno.test("registry: an owner is alive while that very process runs", async () => {
+  const self = processIdentity(Deno.pid);
+  assert.ok(self);
+  assert.equal(ownerAlive(Deno.pid, self), true);
+  assert.equal(ownerAlive(Deno.pid, `${self}0`), false, "a reused pid is another process");
   const child = new Deno.Command("true").spawn();
   await child.status;
-  assert.equal(processAlive(child.pid), false);
+  assert.equal(ownerAlive(child.pid), false);
+});
+
+Deno.test(
+  "registry: a gateway that is now a zombie owns nothing: the next start sweeps its workspace",
+  {
+    ignore: Deno.build.os === "windows",
+  },
+  async () => {
+    await using state = await tempDir();
+    // `sh` starts a short `sleep` and becomes a long one, which never reaps it: a zombie.
+    const parent = new Deno.Command("sh", {
+      args: ["-c", "sleep 0.3 & echo $!; exec sleep 5"],
+      stdout: "piped",
+    }).spawn();
+    const reader = parent.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    const pid = Number((await reader.read()).value);
+    try {
+      const identity = processIdentity(pid);
+      assert.ok(identity, "running, it has an identity");
+      const dir = join(state.path, `${pid}-t-0000`);
+      await Deno.mkdir(dir);
+      const record = { version: 1, pid, identity, turnId: "t", createdAt: "" };
+      await Deno.writeTextFile(join(dir, "record.json"), JSON.stringify(record));
+      assert.deepEqual(await new WorkspaceRegistry(state.path, { pid: 1 }).sweep(), [], "alive");
+      let now: string | undefined = identity;
+      for (let i = 0; i < 200 && now !== undefined; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        now = processIdentity(pid);
+      }
+      assert.equal(now, undefined, "the exited, unreaped process has no identity");
+      assert.ok(await Deno.stat(`/proc/${pid}`).then(() => true, () => Deno.build.os !== "linux"));
+      assert.equal(ownerAlive(pid, identity), false);
+      const removed = await new WorkspaceRegistry(state.path, { pid: 1 }).sweep();
+      assert.deepEqual(removed, [dir]);
+    } finally {
+      parent.kill("SIGKILL");
+      await parent.status;
+      await reader.cancel();
+    }
+  },
+);
+
+Deno.test("registry: identity from /proc's stat line, zombies and odd command names", () => {
+  const line = (state: string) =>
+    `42 (a (b) c) ${state} 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1 2 3`;
+  assert.equal(identityFromStat(line("S"), "boot"), "boot:98765");
+  assert.equal(identityFromStat(line("R"), "boot"), "boot:98765");
+  assert.equal(identityFromStat(line("Z"), "boot"), undefined);
+  assert.equal(identityFromStat("", "boot"), undefined);
+});
+
+Deno.test("registry: a crashed gateway's worktrees go at the next start while its pid is a zombie or reused", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  await gitRepo(repo.path, { "a.txt": "a\n" });
+  const live = await new Isolator({ root: state.path }).isolate(repo.path, 1, { turnId: "t" });
+  assert.ok(live.ok);
+  const dir = join(live.workspace.copies[0].root, "..");
+  const record = JSON.parse(await Deno.readTextFile(join(dir, "record.json")));
+  assert.equal(record.pid, Deno.pid);
+  assert.ok(record.identity, "the owner's start is recorded");
+  // Another gateway sees this one running: the workspace is kept.
+  assert.deepEqual(await new WorkspaceRegistry(state.path, { pid: 1 }).sweep(), []);
+  // The same pid now names another process (a reboot, or a pid reused): it is not the owner.
+  await Deno.writeTextFile(
+    join(dir, "record.json"),
+    JSON.stringify({ ...record, identity: `${record.identity}-before` }),
+  );
+  const removed = await new WorkspaceRegistry(state.path, { pid: 1 }).sweep();
+  assert.equal(removed.length, 1);
+  assert.deepEqual(linkedWorktrees(repo.path), []);
 });
 
 Deno.test("registry: after a crash the next start removes the dead gateway's worktrees and copies", async () => {
@@ -90,4 +165,37 @@ Deno.test("registry: a root reached through a symbolic link is swept as git reco
   const removed = await new WorkspaceRegistry(link, { pid: 6, isAlive: () => false }).sweep();
   assert.equal(removed.length, 1);
   assert.deepEqual(linkedWorktrees(repo.path), [], "unregistered, not only deleted");
+});
+
+Deno.test("registry: a session's slot is one path on every turn, and taken over from a dead gateway", async () => {
+  await using state = await tempDir();
+  const alive = new Set([1]);
+  const first = new WorkspaceRegistry(state.path, { pid: 1, isAlive: (pid) => alive.has(pid) });
+  const dir = await first.open("t1", undefined, "abc");
+  assert.ok(dir.endsWith("/s-abc"));
+  assert.notEqual(await first.open("t2", undefined, "abc"), dir, "held: a path of its own");
+  await first.remove(dir);
+  assert.equal(await first.open("t3", undefined, "abc"), dir, "free again: the same path");
+  // The gateway dies with the slot open; the next one takes it over on its next turn.
+  alive.delete(1);
+  const next = new WorkspaceRegistry(state.path, { pid: 2, isAlive: (pid) => alive.has(pid) });
+  assert.equal(await next.open("t4", undefined, "abc"), dir);
+  const record = JSON.parse(await Deno.readTextFile(join(dir, "record.json")));
+  assert.equal(record.pid, 2);
+});
+
+Deno.test("registry: the next start sweeps a dead gateway's session slots", async () => {
+  await using state = await tempDir();
+  await using repo = await tempDir();
+  await gitRepo(repo.path, { "a.txt": "a\n" });
+  const alive = new Set([1, 3]);
+  const isAlive = (pid: number) => alive.has(pid);
+  const crashed = new Isolator({ root: state.path, pid: 1, isAlive });
+  assert.ok((await crashed.isolate(repo.path, 2, { turnId: "t", slot: "dead" })).ok);
+  const running = new Isolator({ root: state.path, pid: 3, isAlive });
+  assert.ok((await running.isolate(repo.path, 1, { turnId: "u", slot: "live" })).ok);
+  alive.delete(1);
+  const removed = await new WorkspaceRegistry(state.path, { pid: 2, isAlive }).sweep();
+  assert.deepEqual(removed.map((dir) => dir.split("/").pop()), ["s-dead"]);
+  assert.equal(linkedWorktrees(repo.path).length, 1, "the live gateway's worktree is kept");
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { snapshot } from "../../src/workspace/snapshot.ts";
 import { changedFiles } from "../../src/workspace/changes.ts";
-import { gitRepo, sh, status, tempDir, writeFiles } from "./helpers.ts";
+import { gitRepo, sh, status, tempDir, writeFiles } from "../support/git_repos.ts";
 
 Deno.test("snapshot: records uncommitted, deleted and untracked files, not ignored ones", async () => {
   await using repo = await tempDir();

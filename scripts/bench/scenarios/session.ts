@@ -8,7 +8,7 @@
  * with and without caching. Targets: no child over its budget; Anthropic children read ≥ 80 %
  * of their input from the cache after the first request; the session costs ≤ 0.35× uncached.
  */
-import { AgentSchema } from "../../../src/config.ts";
+import { AgentSchema } from "../../../src/config/mod.ts";
 import { contextTokensOf } from "../../../src/agents/context_budget.ts";
 import { findCachePrice, mergePricing } from "../../../src/agents/cost.ts";
 import {

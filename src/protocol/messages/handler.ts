@@ -1,11 +1,11 @@
 /** POST /v1/messages: validate the body, run a council turn, answer as JSON or SSE. */
 import { getLogger } from "@logtape/logtape";
 import type { Context } from "hono";
-import { describeTraffic } from "../../council/housekeeping.ts";
-import { newTurnRequest } from "../../council/request.ts";
+import { describeTraffic } from "../../council/request/housekeeping.ts";
+import { newTurnRequest } from "../../council/request/turn_request.ts";
 import type { TurnRequest } from "../../council/types.ts";
 import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../credentials.ts";
-import type { ProtocolDeps, ProtocolFactory } from "../handler.ts";
+import type { ProtocolDeps, ProtocolFactory } from "../protocol_handler.ts";
 import { newId } from "../ids.ts";
 import { describeInvalid } from "../invalid.ts";
 import {
@@ -14,7 +14,7 @@ import {
   isRefusal,
 } from "../attachment_policy.ts";
 import { streamTurn, TURN_FAILED } from "../stream_turn.ts";
-import { collectTurn } from "../turn.ts";
+import { collectTurn } from "../consume_turn.ts";
 import { inputTokensOf, outputTokensOf } from "../usage.ts";
 import { messagesError, messagesReply } from "./reply.ts";
 import { type MessagesRequest, MessagesRequestSchema, messagesTurnInput } from "./request.ts";

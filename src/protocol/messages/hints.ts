@@ -3,10 +3,16 @@
  * header, its session id (header, or `metadata.user_id`), and a structured-output demand.
  */
 import type { HostHints } from "../../council/types.ts";
-import { isRecord, jsonObject, jsonSchemaFields, labelValue, sessionIdValue } from "../hints.ts";
+import {
+  isRecord,
+  jsonObject,
+  jsonSchemaFields,
+  labelValue,
+  sessionIdValue,
+} from "../hint_parts.ts";
 
-export const REQUEST_CLASS_HEADER = "x-claude-code-request-class";
-export const SESSION_HEADER = "x-claude-code-session-id";
+const REQUEST_CLASS_HEADER = "x-claude-code-request-class";
+const SESSION_HEADER = "x-claude-code-session-id";
 
 /**
  * Request classes that are the user's own work. Claude Code also sends `compaction`,

@@ -3,22 +3,22 @@
  */
 import type { Outcome } from "../../council/types.ts";
 import { newId } from "../ids.ts";
-import { redact } from "../../redact.ts";
+import { redact } from "../../base/redact.ts";
 
-export interface MessagesUsage {
+interface MessagesUsage {
   input_tokens: number;
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
 }
 
-export type StopReason = "end_turn" | "tool_use";
+type StopReason = "end_turn" | "tool_use";
 
-export type ReplyBlock =
+type ReplyBlock =
   | { type: "text"; text: string }
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
 
-export interface MessagesReply {
+interface MessagesReply {
   id: string;
   type: "message";
   role: "assistant";
@@ -67,7 +67,7 @@ export function messagesReply(
   };
 }
 
-export type MessagesErrorType =
+type MessagesErrorType =
   | "invalid_request_error"
   | "request_too_large"
   | "api_error"

@@ -4,11 +4,11 @@
  */
 import { z } from "zod";
 import type { HostHints, ToolSpec, TranscriptEntry, TurnInput } from "../../council/types.ts";
-import { placeholder } from "../../attachments.ts";
+import { placeholder } from "../../base/attachment.ts";
 import { isProgressMarker } from "../ids.ts";
-import { listOrString, ModelName, tolerantUnion } from "../schema.ts";
+import { listOrString, ModelName, tolerantUnion } from "../tolerant_schema.ts";
 import { EntryParts } from "../entry_parts.ts";
-import { Document, documentParts, Image, imageParts } from "./attachments.ts";
+import { Document, documentParts, Image, imageParts } from "./message_attachments.ts";
 
 const Text = z.object({ type: z.literal("text"), text: z.string() });
 /** Content blocks: unknown types (server tool results, search results, …) are tolerated. */
@@ -84,8 +84,8 @@ function resultParts(blocks: z.infer<typeof ResultBlock>[] | undefined): EntryPa
   return parts;
 }
 
-/** Our own progress thinking block, sent back by the host (SPEC §6.3). */
-export function isOwnProgressBlock(block: MessageBlock): boolean {
+/** Our own progress thinking block, sent back by the host (CONTRACT.md §6.3). */
+function isOwnProgressBlock(block: MessageBlock): boolean {
   return block.type === "thinking" && isProgressMarker(block.signature);
 }
 
@@ -149,7 +149,7 @@ function messageEntries(role: "user" | "assistant" | "system", blocks: MessageBl
 }
 
 /** The system prompt: text blocks joined, Claude Code's billing attribution line left out. */
-export function systemText(system: MessagesRequest["system"]): string {
+function systemText(system: MessagesRequest["system"]): string {
   return (system ?? [])
     .flatMap((
       block,
@@ -158,7 +158,7 @@ export function systemText(system: MessagesRequest["system"]): string {
 }
 
 /** Declared client tools; server tools (typed, without an input schema) are not ours to call. */
-export function toolSpecs(tools: MessagesRequest["tools"]): ToolSpec[] {
+function toolSpecs(tools: MessagesRequest["tools"]): ToolSpec[] {
   return (tools ?? [])
     .filter((tool) =>
       tool.input_schema !== undefined || tool.type === undefined || tool.type === "custom"
@@ -170,8 +170,8 @@ export function toolSpecs(tools: MessagesRequest["tools"]): ToolSpec[] {
     }));
 }
 
-/** SPEC §1.1.2: a continuation when the last user message carries a tool_result. */
-export function isContinuation(messages: MessagesRequest["messages"]): boolean {
+/** CONTRACT.md §1.1.2: a continuation when the last user message carries a tool_result. */
+function isContinuation(messages: MessagesRequest["messages"]): boolean {
   const lastUser = messages.findLast((m) => m.role === "user");
   return lastUser?.content.some((block) => block.type === "tool_result") ?? false;
 }

@@ -7,12 +7,12 @@
  */
 import type { TurnEvent } from "../../council/types.ts";
 import { newProgressSignature } from "../ids.ts";
-import type { SseFrame } from "../sse.ts";
+import type { SseFrame } from "../sse_writer.ts";
 import type { TurnRenderer } from "../stream_turn.ts";
 import { outputTokensOf } from "../usage.ts";
 import { messagesError, messagesUsage, outcomeBlock, stopReasonOf } from "./reply.ts";
 
-export interface MessagesStreamOptions {
+interface MessagesStreamOptions {
   id: string;
   model: string;
   /** Estimated prompt tokens (non-zero), sent in message_start and message_delta. */

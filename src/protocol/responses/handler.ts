@@ -1,12 +1,12 @@
 /** POST /v1/responses: validate the body, run an answer-only council turn, reply as JSON or SSE. */
 import { getLogger } from "@logtape/logtape";
 import type { Context } from "hono";
-import { systemClock } from "../../clock.ts";
-import { describeTraffic } from "../../council/housekeeping.ts";
-import { newTurnRequest } from "../../council/request.ts";
+import { systemClock } from "../../base/clock.ts";
+import { describeTraffic } from "../../council/request/housekeeping.ts";
+import { newTurnRequest } from "../../council/request/turn_request.ts";
 import type { TurnRequest } from "../../council/types.ts";
 import { hostCredentials, OPENAI_CREDENTIALS } from "../credentials.ts";
-import type { ProtocolDeps, ProtocolFactory } from "../handler.ts";
+import type { ProtocolDeps, ProtocolFactory } from "../protocol_handler.ts";
 import { newId } from "../ids.ts";
 import { describeInvalid } from "../invalid.ts";
 import {
@@ -15,7 +15,7 @@ import {
   isRefusal,
 } from "../attachment_policy.ts";
 import { streamTurn, TURN_FAILED } from "../stream_turn.ts";
-import { collectTurn } from "../turn.ts";
+import { collectTurn } from "../consume_turn.ts";
 import { inputTokensOf } from "../usage.ts";
 import {
   answerText,

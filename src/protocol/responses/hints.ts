@@ -4,10 +4,16 @@
  * and how many tools it declared (in `tools` or in `additional_tools` input items).
  */
 import type { HostHints } from "../../council/types.ts";
-import { isRecord, jsonObject, jsonSchemaFields, labelValue, sessionIdValue } from "../hints.ts";
+import {
+  isRecord,
+  jsonObject,
+  jsonSchemaFields,
+  labelValue,
+  sessionIdValue,
+} from "../hint_parts.ts";
 
-export const TURN_METADATA_HEADER = "x-codex-turn-metadata";
-export const SESSION_HEADER = "session-id";
+const TURN_METADATA_HEADER = "x-codex-turn-metadata";
+const SESSION_HEADER = "session-id";
 
 /** Threads Codex starts for itself: titles, memory consolidation, internal reviewers. */
 const HOUSEKEEPING_SOURCE = /title|summar|compact|memory|internal/i;

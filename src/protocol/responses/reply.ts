@@ -4,9 +4,9 @@
  */
 import type { Outcome, TurnUsage } from "../../council/types.ts";
 import { estimateTokens, outputTokensOf } from "../usage.ts";
-import { redact } from "../../redact.ts";
+import { redact } from "../../base/redact.ts";
 
-export interface ResponsesUsage {
+interface ResponsesUsage {
   input_tokens: number;
   input_tokens_details: { cached_tokens: number };
   output_tokens: number;
@@ -14,13 +14,13 @@ export interface ResponsesUsage {
   total_tokens: number;
 }
 
-export interface OutputText {
+interface OutputText {
   type: "output_text";
   text: string;
   annotations: never[];
 }
 
-export interface MessageItem {
+interface MessageItem {
   id: string;
   type: "message";
   role: "assistant";
@@ -37,7 +37,7 @@ export interface ReasoningItem {
 
 export type OutputItem = MessageItem | ReasoningItem;
 
-export type ResponseStatus = "in_progress" | "completed" | "failed";
+type ResponseStatus = "in_progress" | "completed" | "failed";
 
 /** What every response snapshot of one request shares. */
 export interface ResponseHead {
@@ -125,7 +125,7 @@ export function responseObject(
   };
 }
 
-export type ResponsesErrorType = "invalid_request_error" | "server_error";
+type ResponsesErrorType = "invalid_request_error" | "server_error";
 
 /** `{error:{message, type, param, code}}` — the envelope of HTTP errors. */
 export function responsesError(
@@ -134,6 +134,6 @@ export function responsesError(
   param: string | null = null,
   code: string | null = null,
 ) {
-  // SPEC §2.3: every error body is `{type: "error", error: {message, …}}`.
+  // CONTRACT.md §2.3: every error body is `{type: "error", error: {message, …}}`.
   return { type: "error" as const, error: { message: redact(message), type, param, code } };
 }

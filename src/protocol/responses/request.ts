@@ -3,12 +3,12 @@
  * translation into the council's neutral `TurnInput` (always with an empty tool list, §1.1.8).
  */
 import { z } from "zod";
-import { placeholder } from "../../attachments.ts";
+import { placeholder } from "../../base/attachment.ts";
 import type { HostHints, TranscriptEntry, TurnInput } from "../../council/types.ts";
 import { isProgressItemId, isProgressMarker } from "../ids.ts";
 import { EntryParts } from "../entry_parts.ts";
-import { listOrString, ModelName, tolerantUnion } from "../schema.ts";
-import { FilePart, fileParts, ImagePart, imageParts } from "./attachments.ts";
+import { listOrString, ModelName, tolerantUnion } from "../tolerant_schema.ts";
+import { FilePart, fileParts, ImagePart, imageParts } from "./input_attachments.ts";
 
 const TextPart = z.object({
   type: z.enum(["input_text", "output_text", "text", "summary_text"]),
@@ -102,8 +102,8 @@ function entryParts(parts: Part[]): EntryParts {
   return entry;
 }
 
-/** Our own progress reasoning item, sent back by the host (SPEC §6.3). */
-export function isOwnProgressItem(item: Item): boolean {
+/** Our own progress reasoning item, sent back by the host (CONTRACT.md §6.3). */
+function isOwnProgressItem(item: Item): boolean {
   return item.type === "reasoning" &&
     (isProgressItemId(item.id) || isProgressMarker(item.encrypted_content));
 }
@@ -185,8 +185,8 @@ export function responsesTurnInput(
   };
 }
 
-/** SPEC §1.1.2: a continuation when the last input item is a function_call_output. */
-export function isContinuation(items: readonly Item[]): boolean {
+/** CONTRACT.md §1.1.2: a continuation when the last input item is a function_call_output. */
+function isContinuation(items: readonly Item[]): boolean {
   const last = items.at(-1);
   return last?.type === "function_call_output" || last?.type === "custom_tool_call_output";
 }

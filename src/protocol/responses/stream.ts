@@ -7,7 +7,7 @@
  */
 import type { TurnEvent } from "../../council/types.ts";
 import { newId, newProgressItemId, newProgressSignature } from "../ids.ts";
-import type { SseFrame } from "../sse.ts";
+import type { SseFrame } from "../sse_writer.ts";
 import type { TurnRenderer } from "../stream_turn.ts";
 import {
   answerText,
@@ -24,7 +24,7 @@ import {
 /** First words of the summary: Codex shows the first bold span as its live status line. */
 export const PROGRESS_TITLE = "**Consulting the council**";
 
-export interface ResponsesStreamOptions {
+interface ResponsesStreamOptions {
   head: ResponseHead;
   /** Estimated prompt tokens (non-zero). */
   inputTokens: number;

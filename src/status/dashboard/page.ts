@@ -4,7 +4,7 @@
  * requests to its own origin.
  */
 import { createHash } from "node:crypto";
-import { VERSION } from "../../version.ts";
+import { VERSION } from "../../base/version.ts";
 import { DASHBOARD_SCRIPT } from "./script.ts";
 import { DASHBOARD_STYLE } from "./style.ts";
 
@@ -27,7 +27,7 @@ export const DASHBOARD_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-export interface PageOptions {
+interface PageOptions {
   /** A token is configured: the page asks for it before it reads anything. */
   auth: boolean;
 }

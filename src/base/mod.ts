@@ -1,0 +1,5 @@
+/**
+ * Building blocks every layer may use and that import no feature layer: the clock, text, line
+ * splitting, logging, redaction, origins, executables, the neutral attachment and the version.
+ */
+export {};

@@ -1,0 +1,57 @@
+/**
+ * A call's own stop switch: the turn's abort ends it, and the council may cut it off early (with
+ * the reason progress gives).
+ */
+import type { AgentResult } from "../../agents/types.ts";
+
+/** Why the council ended a call early. */
+export interface CutOff {
+  /** `quorum`: enough answers were in; `retries`: the child kept retrying a failing upstream. */
+  kind: "quorum" | "retries";
+  why: string;
+  /**
+   * Cut at the quorum without a grace because the agent's last call had failed: its silence is
+   * taken as the same failure going on.
+   */
+  suspect?: boolean;
+}
+
+/** A call's own stop switch: the turn's abort ends it, and the council may cut it off. */
+export class CallControl {
+  #controller = new AbortController();
+  #turnSignal: AbortSignal;
+  #onTurnAbort = () => this.#controller.abort();
+  #cutOff: CutOff | undefined;
+
+  constructor(turnSignal: AbortSignal) {
+    this.#turnSignal = turnSignal;
+    if (turnSignal.aborted) this.#controller.abort();
+    else turnSignal.addEventListener("abort", this.#onTurnAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The cut-off that ended the call, if one did. */
+  get cutOff(): CutOff | undefined {
+    return this.#cutOff;
+  }
+
+  /** Ends the call now, unless it is already ending. */
+  cut(cutOff: CutOff): void {
+    if (this.#controller.signal.aborted) return;
+    this.#cutOff = cutOff;
+    this.#controller.abort();
+  }
+
+  /** A call that finished on its own before the cut took hold was not cut off. */
+  settle(result: AgentResult): CutOff | undefined {
+    if (result.ok || !result.aborted) this.#cutOff = undefined;
+    return this.#cutOff;
+  }
+
+  dispose(): void {
+    this.#turnSignal.removeEventListener("abort", this.#onTurnAbort);
+  }
+}

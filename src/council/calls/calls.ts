@@ -1,0 +1,247 @@
+/**
+ * One agent call of a turn: metered, narrated, recorded, booked to the agent's health, and cut
+ * off when it keeps retrying a failing upstream or when the council stops waiting for it.
+ */
+import { type AgentConfig, isHttpRunner } from "../../config/mod.ts";
+import type {
+  AgentEvent,
+  AgentPrompt,
+  AgentResult,
+  AgentRole,
+  ChildAccess,
+  PreparedRun,
+  RunOptions,
+} from "../../agents/types.ts";
+import { CallControl, type CutOff } from "./call_control.ts";
+import type { CallVerdict } from "./health.ts";
+import { cutOffLine, tenthSeconds } from "../turn/progress.ts";
+import { oneLine } from "../../base/text.ts";
+import type { CallRecord } from "../records.ts";
+import type { TurnContext } from "../turn/context.ts";
+import { turnAttachments } from "../prompt/turn_attachments.ts";
+
+interface CallOptions {
+  role: AgentRole;
+  label: string;
+  model?: string;
+  /**
+   * The call writes the answer: its text goes to the answer channel, held back while it may be
+   * narration before a tool use (which then goes to progress); never to the interleaved log.
+   */
+  writesAnswer?: boolean;
+  /** Rewrites an answer-writing call's text on its way to the answer channel. */
+  textFilter?: TextFilter;
+  /** Where the agent works (default: the turn's working directory). */
+  cwd?: string;
+  /** What it may do there (default: workspace-write, full-auto as CONTRACT.md §1.1.10 says). */
+  access?: ChildAccess;
+  /** Lets the caller cut the call off (quorum); default: a switch of the call's own. */
+  control?: CallControl;
+  /** A run of this agent started ahead, to hand the prompt to instead of starting one. */
+  prepared?: Promise<PreparedRun>;
+}
+
+/**
+ * Takes something out of an answer-writing call's text as it streams (the synthesizer's choice
+ * line), one run of text at a time: a tool use, and the call's end, close a run.
+ */
+export interface TextFilter {
+  /** The part of `text` that goes on (possibly held back until a line ends). */
+  feed(text: string): string;
+  /** The run ended: whatever is still held back. */
+  flush(): string;
+}
+
+/** One metered, narrated agent call. Never throws. */
+export async function callAgent(
+  turn: TurnContext,
+  agent: AgentConfig,
+  prompt: AgentPrompt,
+  options: CallOptions,
+): Promise<AgentResult> {
+  const { config, runAgent } = turn.env;
+  const control = options.control ?? new CallControl(turn.signal);
+  turn.meter.called();
+  const tracker = turn.narrator.track(
+    options.label,
+    !options.writesAnswer && options.role !== "judge",
+  );
+  const watch = turn.env.observer.callStarted(turn.request.id, {
+    label: options.label,
+    agent: agent.name,
+    role: options.role,
+    model: options.model ?? agent.model,
+    startedAt: turn.env.clock.now(),
+  });
+  let retries = 0;
+  let lastRetryReason: string | undefined;
+  const runOptions: RunOptions = {
+    role: options.role,
+    cwd: options.cwd ?? turn.request.cwd,
+    access: options.access,
+    model: options.model,
+    signal: control.signal,
+    turnId: turn.request.id,
+    hostCredentials: config.passApiKeys ? turn.request.hostCredentials : undefined,
+    // Children and the synthesizer see the images; the judge decides from the text alone.
+    attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
+    // A cut-off child's end need not hold the next step; the turn's end waits for it.
+    onWindDown: (ended) => turn.windingDown.push(ended),
+    onEvent: (event) => {
+      watch.event(event);
+      // The narrator closes the call below, once the council knows whether it cut it off.
+      if (event.type === "finished") return;
+      tracker.onEvent(event);
+      if (options.writesAnswer) toAnswer(turn, agent, options, event);
+      if (event.type === "retry") lastRetryReason = event.reason ?? lastRetryReason;
+      if (event.type === "retry" && ++retries > config.maxUpstreamRetries) {
+        const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
+        control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
+      }
+    },
+  };
+  let result: AgentResult;
+  try {
+    result = options.prepared
+      ? await (await options.prepared).run(prompt, runOptions)
+      : await runAgent(agent, prompt, runOptions);
+  } catch (err) {
+    result = thrownResult(agent, options, err);
+  } finally {
+    if (!options.control) control.dispose();
+  }
+  if (options.writesAnswer) passOn(turn, agent, options.textFilter?.flush() ?? "");
+  const cutOff = control.settle(result);
+  if (cutOff) result = cutOffResult(result, cutOff);
+  turn.meter.add(result.usage);
+  const call = callRecord(agent, options, result, cutOff);
+  turn.calls.push(call);
+  turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
+  watch.ended(call);
+  const previousError = turn.env.health.statusOf(agent.name).lastError;
+  const upstream = { retries, lastRetryReason, previousError };
+  turn.env.health.record(agent.name, verdictOf(result, cutOff, upstream));
+  // The narrator's finish line is the call's one log line (at warn when it failed).
+  tracker.finished(result, cutOff?.why);
+  if (cutOff) turn.cutOffs.push(cutOffLine(options.label, result.durationMs));
+  return result;
+}
+
+/**
+ * Agent CLIs use tools of their own and narrate before them; model APIs and plain commands
+ * report no tool use, so their text is the answer from its first token.
+ */
+function usesTools(agent: AgentConfig): boolean {
+  return !isHttpRunner(agent.runner) && agent.runner !== "command";
+}
+
+/** An answer-writing call's text, and its tool uses that turn earlier text into narration. */
+function toAnswer(
+  turn: TurnContext,
+  agent: AgentConfig,
+  options: CallOptions,
+  event: AgentEvent,
+): void {
+  const filter = options.textFilter;
+  if (event.type === "text") {
+    passOn(turn, agent, filter ? filter.feed(event.text) : event.text);
+  } else if (event.type === "activity") {
+    passOn(turn, agent, filter?.flush() ?? "");
+    const narration = turn.answer.toolUsed();
+    if (narration) turn.progress(`${options.label}: ${narration}`, "info");
+  }
+}
+
+function passOn(turn: TurnContext, agent: AgentConfig, text: string): void {
+  if (usesTools(agent)) turn.answer.stream(text);
+  else turn.answer.write(text);
+}
+
+/**
+ * A cut-off call is a failure naming the cut. One cut for retrying a failing upstream is not
+ * a cancellation: it counts as failed (`aborted` false).
+ */
+function cutOffResult(result: AgentResult, cutOff: CutOff): AgentResult {
+  return {
+    ...result,
+    ok: false,
+    aborted: cutOff.kind === "quorum",
+    error: `${result.agent}: cut off after ${tenthSeconds(result.durationMs)} (${cutOff.why})`,
+  };
+}
+
+/** What the call's agent went through before it ended: its upstream retries, its last failure. */
+interface UpstreamTrail {
+  retries: number;
+  /** The last retry's reason as the CLI printed it. */
+  lastRetryReason?: string;
+  /** The reason of the agent's failure before this call, if its last call failed. */
+  previousError?: string;
+}
+
+/** What a call tells about its agent's health, with the reason a status report should show. */
+function verdictOf(
+  result: AgentResult,
+  cutOff: CutOff | undefined,
+  trail: UpstreamTrail,
+): CallVerdict {
+  if (result.ok) return { kind: "ok" };
+  // A straggler cut off while it was retrying its upstream, or while still silent after a failed
+  // call, was failing too; one cut off at the grace's end having shown nothing missed the turn.
+  if (cutOff?.kind === "quorum" && trail.retries === 0 && !cutOff.suspect) {
+    return { kind: "missed", reason: result.error ?? "cut off unanswered" };
+  }
+  if (!cutOff && result.aborted) return { kind: "neutral" };
+  return { kind: "failed", reason: failureReason(result, cutOff, trail) };
+}
+
+/**
+ * Why a failed call failed, in terms a user can act on: a straggler cut at the quorum says what
+ * its upstream answered when it retried, and one cut for staying silent after a failure (which
+ * says nothing new) keeps the failure before it.
+ */
+function failureReason(result: AgentResult, cutOff: CutOff | undefined, trail: UpstreamTrail) {
+  const error = result.error ?? "failed";
+  if (cutOff?.suspect && trail.retries === 0 && trail.previousError) return trail.previousError;
+  if (cutOff?.kind === "quorum" && trail.lastRetryReason) {
+    return `${error}; its upstream was failing: ${oneLine(trail.lastRetryReason)}`;
+  }
+  return error;
+}
+
+function callRecord(
+  agent: AgentConfig,
+  options: CallOptions,
+  result: AgentResult,
+  cutOff: CutOff | undefined,
+): CallRecord {
+  return {
+    label: options.label,
+    agent: agent.name,
+    model: result.model,
+    role: options.role,
+    ok: result.ok,
+    timedOut: result.timedOut,
+    aborted: result.aborted,
+    exitCode: result.exitCode,
+    durationMs: result.durationMs,
+    usage: result.usage,
+    ...(cutOff ? { cutOff: cutOff.kind } : {}),
+  };
+}
+
+function thrownResult(agent: AgentConfig, options: CallOptions, err: unknown): AgentResult {
+  return {
+    agent: agent.name,
+    model: options.model ?? agent.model,
+    role: options.role,
+    ok: false,
+    text: "",
+    error: `${agent.name}: ${oneLine(String(err))}`,
+    exitCode: null,
+    timedOut: false,
+    aborted: false,
+    durationMs: 0,
+    usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: true },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * Where the children of a fanned-out answer turn work: each in its own isolated copy of the
+ * workspace (its changes read back, one candidate's applied), all in the real one
+ * (`isolation: shared`), or all read-only when no copy can be made.
+ */
+import { createHash } from "node:crypto";
+import type { AgentPrompt, ChildAccess } from "../../agents/types.ts";
+import { type Changes, describeFiles } from "../../workspace/changes.ts";
+import type { IsolatedWorkspace, Isolator } from "../../workspace/isolation.ts";
+import type { ChildReply, Placement } from "./children.ts";
+import type { ChildPlan } from "../plan/plan.ts";
+import { oneLine } from "../../base/text.ts";
+import { isolatedWorkspaceNote } from "../prompt/prompts.ts";
+import { mapPromptText, withSectionBeforeTask } from "../prompt/prompt_edit.ts";
+import type { TurnContext } from "../turn/context.ts";
+
+/** A synthesizer reads each candidate's diff up to this many characters. */
+const MAX_DIFF_CHARS = 20_000;
+
+type Mode =
+  /** Children write where the turn works (the real cwd, or each its own temp dir). */
+  | { kind: "shared" }
+  | { kind: "isolated"; workspace: IsolatedWorkspace }
+  | { kind: "read-only" };
+
+export class ChildWorkspaces {
+  #turn: TurnContext;
+  #mode: Mode;
+  /** Each child's changes, by child index, once read back. */
+  #changes = new Map<number, Changes>();
+
+  private constructor(turn: TurnContext, mode: Mode) {
+    this.#turn = turn;
+    this.#mode = mode;
+  }
+
+  /** Decides where `count` children work, making their copies when isolation applies. */
+  static async prepare(
+    turn: TurnContext,
+    count: number,
+    isolator: Isolator | undefined,
+  ): Promise<ChildWorkspaces> {
+    const { config } = turn.env;
+    const cwd = turn.request.cwd;
+    // Without a cwd each child gets an empty temp dir of its own: nothing to share.
+    if (!cwd || config.isolation === "shared") return new ChildWorkspaces(turn, { kind: "shared" });
+    const readOnly = (reason: string) => {
+      turn.progress(`children run read-only: ${reason}`, "info");
+      return new ChildWorkspaces(turn, { kind: "read-only" });
+    };
+    if (!isolator) return readOnly("no state directory for isolated workspaces (set HOME)");
+    turn.progress(`making ${count} isolated workspaces for the children`, "info");
+    const started = turn.env.clock.now();
+    const made = await isolator.isolate(cwd, count, {
+      turnId: turn.request.id,
+      slot: workspaceSlot(turn.request.sessionKey),
+      signal: turn.signal,
+    });
+    if (!made.ok) return readOnly(made.reason);
+    const seconds = ((turn.env.clock.now() - started) / 1000).toFixed(1);
+    turn.progress(
+      made.workspace.kind === "worktree"
+        ? `each child works in its own git worktree (HEAD plus uncommitted changes), made in ${seconds} s`
+        : `each child works in its own copy of the directory, made in ${seconds} s`,
+      "info",
+    );
+    return new ChildWorkspaces(turn, { kind: "isolated", workspace: made.workspace });
+  }
+
+  /** Where a child works and what it may do there. */
+  place(child: ChildPlan): Placement {
+    switch (this.#mode.kind) {
+      case "shared":
+        return { access: "workspace-write" };
+      case "read-only":
+        return { access: "read-only" };
+      case "isolated":
+        return { cwd: this.#mode.workspace.copies[child.index].cwd, access: "workspace-write" };
+    }
+  }
+
+  /** What the synthesizer may do in the real workspace: only look, unless children share it. */
+  get synthAccess(): ChildAccess {
+    return this.#mode.kind === "shared" ? "workspace-write" : "read-only";
+  }
+
+  /** A child's prompt, its paths pointing into the child's own copy. */
+  prompt(child: ChildPlan, prompt: AgentPrompt): AgentPrompt {
+    if (this.#mode.kind !== "isolated") return prompt;
+    const { workspace } = this.#mode;
+    const copy = workspace.copies[child.index];
+    const moved = mapPromptText(prompt, (text) => replacePath(text, workspace.realRoot, copy.root));
+    return withSectionBeforeTask(moved, isolatedWorkspaceNote(copy.cwd));
+  }
+
+  /** A child's answer, its paths pointing back into the real workspace. */
+  answer(child: ChildPlan, text: string): string {
+    if (this.#mode.kind !== "isolated") return text;
+    const { workspace } = this.#mode;
+    return replacePath(text, workspace.copies[child.index].root, workspace.realRoot);
+  }
+
+  /** Reads back what a finished child changed, and says so on progress. */
+  async collect({ child }: ChildReply): Promise<void> {
+    if (this.#mode.kind !== "isolated" || this.#turn.signal.aborted) return;
+    try {
+      const changes = await this.#mode.workspace.changes(child.index, this.#turn.signal);
+      this.#changes.set(child.index, changes);
+      this.#turn.progress(`${child.label} changed ${describeFiles(changes.files)}`, "info");
+    } catch (err) {
+      if (this.#turn.signal.aborted) return;
+      this.#turn.progress(
+        `cannot read ${child.label}'s changes: ${oneLine(String(err))}`,
+        "info",
+      );
+    }
+  }
+
+  /** The child's changes, when it changed any files. */
+  changesOf(child: ChildPlan): Changes | undefined {
+    const changes = this.#changes.get(child.index);
+    return changes && changes.files.length > 0 ? changes : undefined;
+  }
+
+  /** The diff a synthesizer reads for a child, when it changed files. */
+  async diffOf(child: ChildPlan): Promise<string | undefined> {
+    const changes = this.changesOf(child);
+    if (!changes || this.#mode.kind !== "isolated") return undefined;
+    try {
+      return await this.#mode.workspace.patch(changes, MAX_DIFF_CHARS, this.#turn.signal);
+    } catch (err) {
+      // The files and their counts are known; only the text is missing.
+      return `(the diff cannot be shown: ${oneLine(String(err))}; it changes ` +
+        `${describeFiles(changes.files)})`;
+    }
+  }
+
+  /**
+   * Applies the chosen child's changes to the real workspace; returns the line that ends the
+   * answer (what changed, or why nothing was written).
+   */
+  async apply(child: ChildPlan): Promise<string> {
+    const changes = this.changesOf(child);
+    if (!changes || this.#mode.kind !== "isolated") return "No files were changed.";
+    const files = describeFiles(changes.files);
+    // Not the turn's signal: a cancel after this point must not leave half a patch behind.
+    const result = await this.#mode.workspace.apply(changes).catch((err) => ({
+      applied: false as const,
+      reason: oneLine(err instanceof Error ? err.message : String(err)),
+    }));
+    if (!result.applied) {
+      this.#turn.log.warn("{label}'s changes not applied: {reason}", {
+        label: child.label,
+        reason: result.reason,
+      });
+      return `The chosen changes (from ${child.label}: ${files}) were NOT applied: ` +
+        `${result.reason}. Nothing was written.`;
+    }
+    this.#turn.log.info("applied {label}'s changes: {files}", { label: child.label, files });
+    return `Changes applied to the workspace (from ${child.label}): ${files}.`;
+  }
+
+  /** Removes the copies. Safe to call more than once. */
+  async dispose(): Promise<void> {
+    if (this.#mode.kind !== "isolated") return;
+    try {
+      await this.#mode.workspace.dispose();
+    } catch (err) {
+      this.#turn.log.warn("cannot remove the turn's workspaces: {error}", { error: String(err) });
+    }
+  }
+}
+
+/**
+ * The session's workspace slot: a short hash of its key, so every turn of a session puts its
+ * children in the same paths (their prompts' prefixes then stay byte-identical across turns).
+ */
+export function workspaceSlot(sessionKey: string): string {
+  return createHash("sha256").update(`workspace:${sessionKey}`).digest("hex").slice(0, 16);
+}
+
+/** `text` with every mention of the directory `from` (and paths below it) moved to `to`. */
+export function replacePath(text: string, from: string, to: string): string {
+  const escaped = from.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return text.replace(new RegExp(`${escaped}(?![\\w.-])`, "g"), to);
+}

@@ -1,0 +1,81 @@
+/**
+ * The synthesizer started ahead: its process is spawned when a fanned-out turn's children start
+ * (its argv and cwd are known then), so its start-up is off the critical path; it gets its prompt
+ * once the candidates are in, and is discarded unused when synthesis is skipped or goes to
+ * another agent.
+ */
+import type { AgentConfig } from "../../config/mod.ts";
+import type { ChildAccess, PreparedRun } from "../../agents/types.ts";
+import { turnAttachments } from "../prompt/turn_attachments.ts";
+import type { RunPlan } from "../plan/plan.ts";
+import type { StartedSynthesizer, TurnContext } from "../turn/context.ts";
+
+const WAITING_CLIS: ReadonlySet<string> = new Set(["claude", "codex", "gemini"]);
+
+export class EarlySynthesizer implements StartedSynthesizer {
+  readonly agent: string;
+  #run: Promise<PreparedRun>;
+  #claimed = false;
+  #discarded: Promise<void> | undefined;
+
+  private constructor(agent: string, run: Promise<PreparedRun>) {
+    this.agent = agent;
+    this.#run = run;
+  }
+
+  /**
+   * Starts the agent that will most likely synthesize a fanned-out turn (agent 0, or the first
+   * not cooling down and without recent failures), when the runner can prepare runs; `access` is what the synthesizer will
+   * be allowed in the turn's working directory.
+   */
+  static start(turn: TurnContext, plan: RunPlan, access: ChildAccess): void {
+    const { runner, config, health } = turn.env;
+    if (!runner || plan.kind !== "fanout" || turn.earlySynth) return;
+    // An agent whose last call failed would most likely not synthesize (synthesizers.ts): the
+    // first one without failures is started instead, if there is one.
+    const ready = config.defaultAgents.filter((a) => !health.coolingDown(a.name));
+    const agent = ready.find((a) => health.statusOf(a.name).failuresInRow === 0) ?? ready[0];
+    // Measured to wait for a late prompt (claude and gemini once primed); a `command` may act
+    // before it reads its prompt, or never read it, so it starts with its prompt.
+    if (!agent || !WAITING_CLIS.has(agent.runner)) return;
+    const run = runner.prepare(agent, {
+      role: "synth",
+      cwd: turn.request.cwd,
+      access,
+      turnId: turn.request.id,
+      hostCredentials: config.passApiKeys ? turn.request.hostCredentials : undefined,
+      // The synthesizer sees the turn's images and documents, as the children do.
+      attachments: turnAttachments(turn.request.transcript),
+      // Its prompt comes once the children are done: a CLI that gives up on a silent stdin
+      // (claude, gemini) gets its primer.
+      holdStdin: true,
+    });
+    turn.progress(`${agent.name} (synth): started ahead`, "debug");
+    turn.earlySynth = new EarlySynthesizer(agent.name, run);
+  }
+
+  /**
+   * The started run when `agent` is the one about to synthesize (once); for any other agent
+   * the started one will not be used and is discarded now.
+   */
+  claim(agent: AgentConfig | undefined): Promise<PreparedRun> | undefined {
+    if (this.#claimed) return undefined;
+    this.#claimed = true;
+    if (agent?.name === this.agent) return this.#run;
+    this.#discarded = this.#discard();
+    return undefined;
+  }
+
+  /** Ends the started process unless it was handed a prompt. Never throws. */
+  async discard(): Promise<void> {
+    if (!this.#claimed) {
+      this.#claimed = true;
+      this.#discarded = this.#discard();
+    }
+    await this.#discarded;
+  }
+
+  async #discard(): Promise<void> {
+    await (await this.#run).discard();
+  }
+}

@@ -1,0 +1,5 @@
+/**
+ * The Anthropic Messages protocol (`POST /v1/messages`): its request body, hints, JSON reply and
+ * SSE stream.
+ */
+export {};

@@ -1,0 +1,5 @@
+/**
+ * The OpenAI Responses protocol (`POST /v1/responses`): its request body, hints, JSON reply and
+ * SSE stream.
+ */
+export {};

@@ -1,0 +1,5 @@
+/**
+ * The app's middleware, one job each: browser guards, authentication and its throttle, body
+ * limits and the turn slots.
+ */
+export {};
