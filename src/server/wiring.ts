@@ -202,6 +202,7 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     observer: w.status,
   });
   w.status.readHealthFrom(council.agentHealth);
+  w.options.team?.shareHealth(council.agentHealth, council.adoptHealth);
   const deps = {
     runTurn: w.inFlight.wrap(council.runTurn),
     streamProgress: config.streamProgress,

@@ -7,6 +7,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger } from "@logtape/logtape";
 import { type Clock, systemClock } from "../base/clock.ts";
 import type { TurnRecord } from "../council/records.ts";
+import type { AgentHealthStatus } from "../council/calls/health.ts";
+import { redact } from "../base/redact.ts";
 import { Availability, RetryQueue } from "./availability.ts";
 import { connectStore, type Store } from "./open_store.ts";
 import { StoreJournal } from "./store_journal.ts";
@@ -35,6 +37,14 @@ export interface TeamStatus {
   replicas: ReplicaRow[];
   totals: { replicas: number; liveTurns: number };
   keys: ApiKeyRow[];
+  /** Each agent's health as the replica that last saw it change wrote it. */
+  health: Record<string, unknown>[];
+}
+
+/** A council's agent health, read and taken over (see `Team.shareHealth`). */
+interface HealthLink {
+  read: () => readonly AgentHealthStatus[];
+  adopt: (status: AgentHealthStatus) => void;
 }
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
@@ -60,6 +70,9 @@ export class Team {
   #heartbeatMs: number;
   #keyOfTurn = new AsyncLocalStorage<ApiKeyRow>();
   #keyCache = new Map<string, { at: number; key: ApiKeyRow | undefined }>();
+  #health: HealthLink | undefined;
+  /** Each agent's health as this replica last wrote it. */
+  #healthWritten = new Map<string, string>();
 
   constructor(store: Store, options: TeamOptions) {
     const clock = options.clock ?? systemClock;
@@ -102,6 +115,7 @@ export class Team {
     try {
       await this.availability.watch(async () => {
         await this.store.replicas.beat(this.sessions.liveTurns);
+        await this.#syncHealth();
         if (!settled) return;
         const released = await this.store.replicas.reap(staleMs);
         if (released > 0) {
@@ -112,6 +126,32 @@ export class Team {
       });
     } catch {
       // Availability has logged it; the next beat tries again.
+    }
+  }
+
+  /**
+   * From now on each beat writes the council's agent health where it changed and takes over the
+   * cool-downs other replicas started, so a failing upstream is skipped by every replica.
+   */
+  shareHealth(
+    read: () => readonly AgentHealthStatus[],
+    adopt: (status: AgentHealthStatus) => void,
+  ): void {
+    this.#health = { read, adopt };
+  }
+
+  async #syncHealth(): Promise<void> {
+    const link = this.#health;
+    if (!link) return;
+    for (const status of link.read()) {
+      const record = JSON.parse(redact(JSON.stringify(status)));
+      const text = JSON.stringify(record);
+      if (this.#healthWritten.get(status.agent) === text) continue;
+      await this.store.health.put(status.agent, { ...record, replica: this.store.replicas.id });
+      this.#healthWritten.set(status.agent, text);
+    }
+    for (const record of (await this.store.health.all()).values()) {
+      link.adopt(record as unknown as AgentHealthStatus);
     }
   }
 
@@ -186,8 +226,12 @@ export class Team {
   };
 
   async status(): Promise<TeamStatus> {
-    const [replicas, keys] = await this.availability.watch(() =>
-      Promise.all([this.store.replicas.list(), this.store.keys.list(this.#clock.now())])
+    const [replicas, keys, health] = await this.availability.watch(() =>
+      Promise.all([
+        this.store.replicas.list(),
+        this.store.keys.list(this.#clock.now()),
+        this.store.health.all(),
+      ])
     );
     return {
       replicas,
@@ -196,6 +240,7 @@ export class Team {
         liveTurns: replicas.reduce((total, replica) => total + replica.liveTurns, 0),
       },
       keys,
+      health: [...health.values()],
     };
   }
 

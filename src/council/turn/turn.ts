@@ -57,6 +57,8 @@ interface Council {
    * failures on record (the judge): for `doctor` and status reports.
    */
   agentHealth(): AgentHealthStatus[];
+  /** Takes over a cool-down another replica started (see AgentHealth.adopt). */
+  adoptHealth(status: AgentHealthStatus): void;
 }
 
 export function createCouncil(deps: CouncilDeps): Council {
@@ -87,6 +89,7 @@ export function createCouncil(deps: CouncilDeps): Council {
   return {
     sessions: env.sessions,
     runTurn: (request, signal) => redactedEvents(request, turnEvents(env, request, signal)),
+    adoptHealth: (status) => env.health.adopt(status),
     agentHealth: () => [
       ...names.map((name) => env.health.statusOf(name)),
       ...env.health.status().filter((s) => !names.includes(s.agent)),
