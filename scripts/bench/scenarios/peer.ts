@@ -76,7 +76,22 @@ function freePort(): number {
   return port;
 }
 
-async function startStub(context: BenchContext, name: string, pace: Pace) {
+/** A council of one `anthropic` member on the stub upstream at `origin` (key: KEY_VARIABLE). */
+export function stubCouncil(origin: string): Record<string, unknown> {
+  Deno.env.set(KEY_VARIABLE, "bench");
+  return {
+    fanOutPolicy: "never",
+    defaultAgents: [{
+      name: "api",
+      runner: "anthropic",
+      model: "claude-sonnet-4-5",
+      baseUrl: origin,
+      apiKeyEnv: KEY_VARIABLE,
+    }],
+  };
+}
+
+export async function startStub(context: BenchContext, name: string, pace: Pace) {
   const logPath = join(context.tempDir, `peer-stub-${name}.log`);
   const script = join(context.repoRoot, "scripts/bench/stub_upstream.ts");
   const child = spawnLogged(
@@ -320,16 +335,7 @@ async function runVariant(context: BenchContext, variant: Variant) {
   try {
     const stub = await startStub(context, variant.name, variant.pace);
     servers.push(stub);
-    const gateway = await startGateway(context, {
-      fanOutPolicy: "never",
-      defaultAgents: [{
-        name: "api",
-        runner: "anthropic",
-        model: "claude-sonnet-4-5",
-        baseUrl: stub.origin,
-        apiKeyEnv: KEY_VARIABLE,
-      }],
-    });
+    const gateway = await startGateway(context, stubCouncil(stub.origin));
     servers.push(gateway);
     const router = await startRouter(context, variant.name, stub.origin);
     servers.push(router);
