@@ -222,6 +222,15 @@ Deno.test({
       });
       assert.equal(denied.status, 401, "a person key does not open the status API");
       await denied.body?.cancel();
+      const listed = await cli(["keys", "list", "--json"], db.url, scratch);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.deepEqual(JSON.parse(listed.stdout).map((k: { name: string }) => k.name), ["alice"]);
+      assert.ok(!listed.stdout.includes(key), "the key's text is never shown again");
+      const revoked = await cli(["keys", "revoke", "alice"], db.url, scratch);
+      assert.equal(revoked.code, 0, revoked.stderr);
+      const gone = await messagesRequest(team.gateways[1].origin, "alice-x", "hi", asAlice);
+      assert.equal(gone.status, 401, "a revoked key is refused");
+      await gone.body?.cancel();
     } finally {
       await Deno.remove(scratch, { recursive: true });
     }

@@ -86,7 +86,11 @@ function freePort(): number {
 
 async function startCluster(stopAtExit = true): Promise<Cluster> {
   if (BIN_DIR === null) throw new Error(postgresMissing ?? "no PostgreSQL");
-  const dir = await Deno.makeTempDir({ prefix: "cg-pg-" });
+  // As root the cluster runs as `postgres`, who must reach the dir: /tmp, whatever TMPDIR says.
+  const dir = await Deno.makeTempDir({
+    prefix: "cg-pg-",
+    ...(Deno.uid() === 0 ? { dir: "/tmp" } : {}),
+  });
   if (Deno.uid() === 0) {
     const owner = postgresOwner();
     await Deno.chown(dir, owner.uid, owner.gid);
