@@ -11,7 +11,7 @@ import { messagesBody, pool, streamMessages } from "../client.ts";
 import { type ServerProcess, startGateway } from "../processes.ts";
 import { quantile, summarize } from "../results.ts";
 import { runs, type Scenario } from "../scenario.ts";
-import { startStub, stubCouncil } from "./peer.ts";
+import { KEY_VARIABLE, startStub, stubCouncil } from "../stub_council.ts";
 import { failureOf } from "./turns.ts";
 import { STUB_ANSWER } from "../stub_upstream.ts";
 
@@ -60,6 +60,7 @@ export const team: Scenario = {
   name: "team",
   description: "turns/s: 3 replicas on PostgreSQL vs 1 with the JSONL ledger; DB share of a turn",
   async run(context) {
+    Deno.env.set(KEY_VARIABLE, "bench");
     const servers: ServerProcess[] = [];
     const count = runs(context, 300, 60);
     try {
