@@ -24,12 +24,13 @@ export const COMMANDS = [
   "init",
   "config",
   "usage",
+  "eval",
   "version",
 ] as const;
 type Command = (typeof COMMANDS)[number];
 
-/** Commands whose further arguments are the host CLI's own. */
-const LAUNCHERS: ReadonlySet<string> = new Set(["claude", "codex"]);
+/** Commands whose further arguments are their own: the host CLI's, or `eval`'s. */
+const LAUNCHERS: ReadonlySet<string> = new Set(["claude", "codex", "eval"]);
 
 export interface Parsed {
   command: Command;
@@ -48,7 +49,11 @@ export interface Parsed {
   lines?: number;
   force: boolean;
   stdout: boolean;
-  /** For `claude` / `codex`: every argument after the command, as given. */
+  /** `usage --agents`: each member's seat instead of spend. */
+  agents: boolean;
+  /** `usage --agents`: today, 7d or all. */
+  window?: string;
+  /** For `claude` / `codex` / `eval`: every argument after the command, as given. */
   hostArgs: string[];
 }
 
@@ -79,10 +84,12 @@ const OPTIONS = {
   lines: { type: "string", short: "n" },
   force: { type: "boolean" },
   stdout: { type: "boolean" },
+  agents: { type: "boolean" },
+  window: { type: "string" },
 } as const;
 
 /** Options that take a value: the word after them is not a command. */
-const VALUED = new Set(["--config", "--host", "--port", "--ledger", "--lines", "-n"]);
+const VALUED = new Set(["--config", "--host", "--port", "--ledger", "--lines", "-n", "--window"]);
 
 /** Where a launcher command starts in argv (-1 when there is none). */
 function launcherIndex(argv: readonly string[]): number {
@@ -146,6 +153,8 @@ export function parseCommandLine(argv: string[]): Parsed {
     lines: values.lines === undefined ? undefined : parseLines(values.lines),
     force: values.force ?? false,
     stdout: values.stdout ?? false,
+    agents: values.agents ?? false,
+    window: values.window,
     hostArgs,
   };
 }

@@ -77,6 +77,8 @@ async function run(args: Parsed, io: CliIo): Promise<number> {
       return commands.showConfig(args, io, load);
     case "usage":
       return commands.usage(args, io, load);
+    case "eval":
+      return (await import("../eval/mod.ts")).evalCommand(args.hostArgs, io, args);
   }
 }
 

@@ -19,6 +19,7 @@ import {
   requireLoopbackOrigin,
 } from "./middleware/browser_guards.ts";
 import { listModels } from "./models.ts";
+import { codexModelList, isCodexModelsRequest } from "./codex_models.ts";
 import { countTokens } from "../protocol/count_tokens.ts";
 import { type ErrorOptions, errorReply, protocolOfPath } from "../protocol/error_envelope.ts";
 import {
@@ -100,11 +101,28 @@ interface AppDeps {
   status?: StatusRoutesDeps;
 }
 
+/**
+ * Codex tries the Responses WebSocket transport first when its provider allows it; a 426 makes
+ * it fall back to HTTP on the first try, where a 404 costs it every retry first.
+ */
+const WEBSOCKET_REFUSAL = "the WebSocket transport is not served here: POST /v1/responses";
+
+function isWebSocketUpgrade(headers: Headers): boolean {
+  return /\bwebsocket\b/i.test(headers.get("upgrade") ?? "");
+}
+
 const COUNCIL_PATHS: ReadonlySet<string> = new Set([PATHS.messages, PATHS.responses]);
+
+/** The protocol whose envelope answers `c`: its path's, and OpenAI's for Codex's model list. */
+function protocolOf(c: Context): "messages" | "responses" {
+  const codexModels = c.req.path === PATHS.models &&
+    isCodexModelsRequest(c.req.url, c.req.raw.headers);
+  return codexModels ? "responses" : protocolOfPath(c.req.path);
+}
 
 /** Answers in the error envelope of the endpoint that was asked. */
 function refuse(c: Context, status: number, message: string, options?: ErrorOptions): Response {
-  return errorReply(protocolOfPath(c.req.path), status, message, options);
+  return errorReply(protocolOf(c), status, message, options);
 }
 
 /** HTTP 429 with an integer `retry-after` (Claude Code honours up to 60 s). */
@@ -238,6 +256,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { config } = deps;
   const log = deps.logger ?? moduleLogger("server");
   const models = listModels(config.defaultAgents, deps.startedAt ?? new Date());
+  const codexModels = codexModelList(config.defaultAgents);
   const app = new Hono<AppEnv>();
   const ownOrigins = deps.origins ?? (() => []);
   let ownHostsFor: { origins: readonly string[]; rule: HostRule } | undefined;
@@ -269,7 +288,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // CONTRACT.md §4.3: a body that fails to parse counts as 0, not an error.
     return c.json({ input_tokens: result.ok ? countTokens(result.value) : 0 });
   });
-  app.get(PATHS.models, (c) => c.json(models));
+  app.get(
+    PATHS.responses,
+    (c, next) =>
+      isWebSocketUpgrade(c.req.raw.headers)
+        ? refuse(c, 426, WEBSOCKET_REFUSAL, { code: "websocket_not_served" })
+        : next(),
+  );
+  // Codex reads `{"models": [...]}`; Claude Code's picker and the rest Anthropic's list.
+  app.get(
+    PATHS.models,
+    (c) => c.json(isCodexModelsRequest(c.req.url, c.req.raw.headers) ? codexModels : models),
+  );
 
   app.notFound((c) => refuse(c, 404, `not found: ${c.req.method} ${c.req.path}`));
   app.onError((err, c) => {

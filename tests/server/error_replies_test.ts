@@ -313,3 +313,42 @@ Deno.test("error replies: the gate's raw replies carry both protocols' fields", 
     }, `${status}`);
   }
 });
+
+Deno.test("error replies: Codex's model list is refused in OpenAI's shape, Claude Code's in Anthropic's", async () => {
+  const app = appOf({ config: { token: TOKEN } });
+  const codex = await app.request("/v1/models?client_version=0.171.0");
+  assert.equal(codex.status, 401);
+  assert.deepEqual(await codex.json(), {
+    type: "error",
+    error: {
+      message: "unauthorized",
+      type: "authentication_error",
+      param: null,
+      code: "invalid_api_key",
+    },
+  });
+  const byOriginator = await app.request("/v1/models", { headers: { originator: "codex_exec" } });
+  assert.equal((await byOriginator.json()).error.code, "invalid_api_key");
+  const claude = await app.request("/v1/models?limit=1000");
+  assert.equal(claude.status, 401);
+  assert.deepEqual(await claude.json(), {
+    type: "error",
+    error: { type: "authentication_error", message: "unauthorized" },
+  });
+});
+
+Deno.test("error replies: a WebSocket upgrade on /v1/responses is a 426 in OpenAI's shape", async () => {
+  const res = await appOf().request("/v1/responses", {
+    headers: { connection: "Upgrade", upgrade: "websocket" },
+  });
+  assert.equal(res.status, 426);
+  assert.deepEqual(await res.json(), {
+    type: "error",
+    error: {
+      message: "the WebSocket transport is not served here: POST /v1/responses",
+      type: "invalid_request_error",
+      param: null,
+      code: "websocket_not_served",
+    },
+  });
+});
