@@ -247,8 +247,10 @@ function gateTurn(team: TeamGate | undefined): MiddlewareHandler<AppEnv> {
     if (!team) return await next();
     const refusal = await team.gate(presentedTokens(c.req.raw.headers), next);
     if (!refusal) return;
-    if (refusal.retryAfterS !== undefined) c.header("retry-after", String(refusal.retryAfterS));
-    return protocolError(c, refusal.status, refusal.type, refusal.message, refusal.code);
+    return refuse(c, refusal.status, refusal.message, {
+      retryAfterSec: refusal.retryAfterS,
+      code: refusal.code,
+    });
   };
 }
 

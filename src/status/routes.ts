@@ -114,7 +114,7 @@ export function mountStatusRoutes(app: Hono, deps: StatusRoutesDeps): void {
         return c.json(await deps.team(), 200, { "cache-control": "no-store" });
       } catch (err) {
         const message = `the database is unreachable: ${(err as Error).message}`;
-        return c.json({ type: "error", error: { type: "api_error", message } }, 503);
+        return errorReply("messages", 503, message);
       }
     }),
   );
