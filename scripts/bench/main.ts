@@ -15,6 +15,7 @@ import type { BenchContext, Scenario } from "./scenario.ts";
 import { clistart } from "./scenarios/clistart.ts";
 import { concurrency } from "./scenarios/concurrency.ts";
 import { footprint } from "./scenarios/footprint.ts";
+import { latency } from "./scenarios/latency.ts";
 import { overhead } from "./scenarios/overhead.ts";
 import { parallel } from "./scenarios/parallel.ts";
 import { passthrough } from "./scenarios/passthrough.ts";
@@ -22,6 +23,7 @@ import { clicache } from "./scenarios/clicache.ts";
 import { peer } from "./scenarios/peer.ts";
 import { realchain } from "./scenarios/realchain.ts";
 import { session } from "./scenarios/session.ts";
+import { team } from "./scenarios/team.ts";
 import { utility } from "./scenarios/utility.ts";
 import { worktree } from "./scenarios/worktree.ts";
 
@@ -36,7 +38,15 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Scenarios run only when `--only` names them (e.g. they need an npm install). */
-export const OPT_IN_SCENARIOS: readonly Scenario[] = [peer, worktree, clistart, session, clicache];
+export const OPT_IN_SCENARIOS: readonly Scenario[] = [
+  latency,
+  peer,
+  worktree,
+  clistart,
+  session,
+  clicache,
+  team,
+];
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 

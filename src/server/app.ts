@@ -8,7 +8,8 @@ import { bodyLimit } from "hono/body-limit";
 import { every } from "hono/combine";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Logger } from "@logtape/logtape";
-import { createTokenCheck } from "./middleware/auth.ts";
+import { createTokenCheck, presentedTokens } from "./middleware/auth.ts";
+import type { GateRefusal } from "../store/team.ts";
 import { whenBodyEnds } from "./middleware/body_end.ts";
 import type { Config } from "../config/mod.ts";
 import { moduleLogger } from "../base/log.ts";
@@ -22,6 +23,7 @@ import {
   requireLoopbackOrigin,
 } from "./middleware/browser_guards.ts";
 import { listModels } from "./models.ts";
+import { codexModelList, isCodexModelsRequest } from "./codex_models.ts";
 import { countTokens } from "../protocol/count_tokens.ts";
 import {
   mountPublicStatusRoutes,
@@ -95,8 +97,15 @@ export interface AppLimits {
   authFailures?: AuthThrottle;
 }
 
+/** A team on a shared database: person keys are let in, and each turn passes its gate. */
+export interface TeamGate {
+  personKey(presented: string[]): Promise<unknown>;
+  gate(presented: string[], next: () => Promise<void>): Promise<GateRefusal | undefined>;
+}
+
 interface AppDeps {
   config: Readonly<Config>;
+  team?: TeamGate;
   messages: ProtocolHandler;
   responses: ProtocolHandler;
   limits?: AppLimits;
@@ -112,7 +121,18 @@ interface AppDeps {
   status?: StatusRoutesDeps;
 }
 
+/**
+ * Codex tries the Responses WebSocket transport first when its provider allows it; a 426 makes
+ * it fall back to HTTP on the first try, where a 404 costs it every retry first.
+ */
+const WEBSOCKET_REFUSAL = "the WebSocket transport is not served here: POST /v1/responses";
+
+function isWebSocketUpgrade(headers: Headers): boolean {
+  return /\bwebsocket\b/i.test(headers.get("upgrade") ?? "");
+}
+
 const COUNCIL_PATHS: ReadonlySet<string> = new Set([PATHS.messages, PATHS.responses]);
+const MODEL_PATHS: ReadonlySet<string> = new Set(Object.values(PATHS));
 
 /** Answers in the error envelope of the endpoint that was asked. */
 function protocolError(
@@ -189,7 +209,7 @@ function authenticate(deps: AppDeps, log: Logger): MiddlewareHandler<AppEnv> {
         `unauthorized: too many failed attempts from this address; retry in ${seconds}s`;
       return c.json(errorEnvelope("authentication_error", message), 401);
     }
-    if (!isAuthorized(c.req.raw.headers)) {
+    if (!isAuthorized(c.req.raw.headers) && !(await isPersonKey(deps.team, c))) {
       if (peer && throttle) throttle.failed(peer);
       return c.json(errorEnvelope("authentication_error", "unauthorized"), 401);
     }
@@ -233,6 +253,23 @@ const parseBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
+/** A person key lets in to the model paths only (the status routes need the admin token). */
+async function isPersonKey(team: TeamGate | undefined, c: AppContext): Promise<boolean> {
+  if (!team || !MODEL_PATHS.has(c.req.path)) return false;
+  return Boolean(await team.personKey(presentedTokens(c.req.raw.headers)).catch(() => false));
+}
+
+/** Runs the turn through the team's gate, or answers its refusal in the protocol's envelope. */
+function gateTurn(team: TeamGate | undefined): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (!team) return await next();
+    const refusal = await team.gate(presentedTokens(c.req.raw.headers), next);
+    if (!refusal) return;
+    if (refusal.retryAfterS !== undefined) c.header("retry-after", String(refusal.retryAfterS));
+    return protocolError(c, refusal.status, refusal.type, refusal.message, refusal.code);
+  };
+}
+
 /** Holds a turn slot (waiting in the queue if need be) until the response is sent. */
 function takeTurnSlot(slots: TurnSlots | undefined): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -263,6 +300,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { config } = deps;
   const log = deps.logger ?? moduleLogger("server");
   const models = listModels(config.defaultAgents, deps.startedAt ?? new Date());
+  const codexModels = codexModelList(config.defaultAgents);
   const app = new Hono<AppEnv>();
   const ownOrigins = deps.origins ?? (() => []);
   let ownHostsFor: { origins: readonly string[]; rule: HostRule } | undefined;
@@ -288,7 +326,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     reserveBody(deps.limits?.bodies, config.maxBodyBytes),
     limitBody(config.maxBodyBytes),
   );
-  const turn = every(body, parseBody, takeTurnSlot(deps.limits?.turns));
+  const turn = every(body, parseBody, takeTurnSlot(deps.limits?.turns), gateTurn(deps.team));
   app.post(PATHS.messages, turn, (c) => deps.messages(c, c.var.body));
   app.post(PATHS.responses, turn, (c) => deps.responses(c, c.var.body));
   app.post(PATHS.countTokens, body, async (c) => {
@@ -296,7 +334,21 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // CONTRACT.md §4.3: a body that fails to parse counts as 0, not an error.
     return c.json({ input_tokens: result.ok ? countTokens(result.value) : 0 });
   });
-  app.get(PATHS.models, (c) => c.json(models));
+  app.get(
+    PATHS.responses,
+    (c, next) =>
+      isWebSocketUpgrade(c.req.raw.headers)
+        ? c.json(
+          openAiError("invalid_request_error", WEBSOCKET_REFUSAL, "websocket_not_served"),
+          426,
+        )
+        : next(),
+  );
+  // Codex reads `{"models": [...]}`; Claude Code's picker and the rest Anthropic's list.
+  app.get(
+    PATHS.models,
+    (c) => c.json(isCodexModelsRequest(c.req.url, c.req.raw.headers) ? codexModels : models),
+  );
 
   app.notFound((c) =>
     c.json(errorEnvelope("not_found_error", `not found: ${c.req.method} ${c.req.path}`), 404)

@@ -21,7 +21,8 @@ import { apiKeyVariables } from "../base/secret_variables.ts";
 import type { RunAgent } from "../agents/types.ts";
 import { createCouncil } from "../council/turn/turn.ts";
 import type { TurnJournal } from "../council/journal.ts";
-import { SessionStore } from "../council/session.ts";
+import { type Sessions, SessionStore } from "../council/session.ts";
+import type { Team } from "../store/team.ts";
 import { dirname, join } from "node:path";
 import { startIsolator } from "../workspace/startup.ts";
 import { defaultWorkspaceRoot } from "../workspace/registry.ts";
@@ -80,6 +81,8 @@ export interface ServerOptions {
    * the connection cap.
    */
   fileLimit?: number;
+  /** Membership of a team on a shared database: sessions, ledger and keys live there. */
+  team?: Team;
 }
 
 export interface RunningServer {
@@ -149,7 +152,7 @@ interface Wiring {
   pool?: WarmPool;
   /** Sessions (seeded from the ledger, which records every turn) and isolated workspaces. */
   shared?: {
-    sessions: SessionStore;
+    sessions: Sessions;
     journal?: TurnJournal;
     isolator: ReturnType<typeof startIsolator>;
   };
@@ -193,11 +196,13 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     w.clock,
   );
   if (!w.shared) {
+    const isolator = startIsolator(w.options.workspaceRoot, w.log);
+    const { team } = w.options;
     const sessions = new SessionStore(config.sessionCapacity);
-    w.shared = {
+    w.shared = team ? { sessions: team.sessions, journal: team.journal, isolator } : {
       sessions,
       journal: config.ledger ? openLedger(config.ledger, sessions) : undefined,
-      isolator: startIsolator(w.options.workspaceRoot, w.log),
+      isolator,
     };
   }
   const runAgent = w.options.runAgent ?? w.pool!.runner;
@@ -206,10 +211,12 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     runAgent,
     clock: w.options.clock,
     ...w.shared,
+    onTurnEnd: w.options.team?.onTurnEnd,
     observer: w.status,
     latenessStore: latenessStoreFor(w.options.workspaceRoot),
   });
   w.status.readHealthFrom(council.agentHealth);
+  w.options.team?.shareHealth(council.agentHealth, council.adoptHealth);
   const deps = {
     runTurn: w.inFlight.wrap(council.runTurn),
     streamProgress: config.streamProgress,
@@ -240,6 +247,7 @@ function buildApp(w: Wiring, config: Readonly<Config>) {
       ? { messages: options.messages, responses: options.responses }
       : protocolHandlers(w, config)),
     limits: w.limits,
+    team: options.team,
     logger: options.logger,
     startedAt: w.startedAt,
     origins: () => w.origins,
@@ -251,6 +259,7 @@ function buildApp(w: Wiring, config: Readonly<Config>) {
         configPath: w.current.configPath,
       }),
       authOn: () => Boolean(w.current.token),
+      team: options.team && (() => options.team!.status()),
       clock: options.clock,
     },
   });
@@ -323,7 +332,9 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
       abortGraceMs: options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS,
       idle: () => w.inFlight.idle(),
-      onStopped: () => Promise.resolve(w.pool?.shutdown()).then(() => w.keeper?.close()),
+      onStopped: () =>
+        Promise.resolve(w.pool?.shutdown()).then(() => w.keeper?.close())
+          .then(() => options.team?.close()),
       handleSignals: options.handleSignals,
     });
   } catch (err) {

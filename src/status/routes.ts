@@ -12,11 +12,13 @@ import { DASHBOARD_CSP, dashboardPage } from "./dashboard/page.ts";
 import { sessionKeysFor } from "./session_lookup.ts";
 import type { GatewayInfo, StatusStore } from "./store.ts";
 import type { StatusDocument } from "./types.ts";
+import type { TeamStatus } from "../store/team.ts";
 
 const STATUS_PATHS = {
   health: "/health",
   dashboard: "/",
   status: "/v1/council/status",
+  team: "/v1/council/team",
   events: "/v1/council/events",
 } as const;
 
@@ -32,6 +34,8 @@ export interface StatusRoutesDeps {
   /** Whether a token is configured now (the dashboard then asks for it). */
   authOn: () => boolean;
   clock?: Clock;
+  /** With a shared database: every replica with its live turns, totals, and spend per key. */
+  team?: () => Promise<TeamStatus>;
 }
 
 /** A Deno.serve `info` (the peer's address) when the app was called by a listener. */
@@ -104,6 +108,18 @@ export function mountStatusRoutes(app: Hono, deps: StatusRoutesDeps): void {
     getOnly(async (c) => {
       const doc = await documentFor(deps, c.req.query("session"));
       return c.json(doc, 200, { "cache-control": "no-store" });
+    }),
+  );
+  app.get(
+    STATUS_PATHS.team,
+    getOnly(async (c) => {
+      if (!deps.team) return c.json({ replicas: [], totals: null, keys: [] });
+      try {
+        return c.json(await deps.team(), 200, { "cache-control": "no-store" });
+      } catch (err) {
+        const message = `the database is unreachable: ${(err as Error).message}`;
+        return c.json({ type: "error", error: { type: "api_error", message } }, 503);
+      }
     }),
   );
   app.get(STATUS_PATHS.events, getOnly((c) => statusEvents(deps, clock, c.req.raw.signal)));

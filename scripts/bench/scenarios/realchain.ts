@@ -27,7 +27,7 @@ import {
   proposedFile,
   startChainStub,
   type Vendor,
-} from "../realchain/stub.ts";
+} from "../realchain/upstream.ts";
 import { parseStamps, type TurnTimeline, turnTimeline } from "../realchain/timeline.ts";
 
 export type TurnKind = "answer" | "action";
@@ -99,10 +99,10 @@ async function sendTurn(origin: string, kind: TurnKind, run: number): Promise<Tu
   const turn = await streamMessages(origin, chainTurnBody(kind, run), {
     onEvent(event) {
       if (event.event === "content_block_start") {
-        const block = JSON.parse(event.data).content_block;
+        const block = event.data?.content_block;
         if (block?.type === "tool_use") toolName = block.name;
       } else if (event.event === "content_block_delta") {
-        const delta = JSON.parse(event.data).delta;
+        const delta = event.data?.delta;
         if (delta?.type === "input_json_delta") toolInput += delta.partial_json;
       }
     },

@@ -72,9 +72,13 @@ export async function synthesize(
       );
     }
   }
-  // No synthesizer's answer goes out: the record says none decided.
+  // No synthesizer's answer goes out: the record says none decided, and whose answer went.
   turn.synthesized(undefined);
   const best = candidates[0];
+  turn.signals = {
+    ...turn.signals,
+    synthesis: { kind: "selected", picked: best.child.agent.name, candidates: candidates.length },
+  };
   const why = failures.map((f) => `${f.label}: ${oneLine(f.reason)}`).join("; ") ||
     NO_SYNTHESIZER;
   turn.progress(`no synthesizer succeeded — returning ${best.child.label}'s answer`, "info");
@@ -190,8 +194,15 @@ async function closeWithChanges(
   shuffled: readonly ChildReply[],
 ): Promise<void> {
   const chosen = chosenChild(choice, shuffled);
-  const line = chosen
-    ? await workspaces.apply(chosen)
+  const applied = chosen ? await workspaces.apply(chosen) : undefined;
+  turn.signals = {
+    ...turn.signals,
+    workspace: chosen && applied
+      ? { status: applied.status, agent: chosen.agent.name }
+      : { status: "none" },
+  };
+  const line = applied
+    ? applied.line
     : choice.kind === "none"
     ? "No file changes were applied: none of the candidates' changes were chosen."
     : "No file changes were applied: the synthesizer did not say whose changes to apply.";

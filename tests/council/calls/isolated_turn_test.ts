@@ -383,7 +383,8 @@ Deno.test("isolated turn: a second turn of the session running at once gets path
     state.path,
     byAgent({
       "*:child": async () => {
-        if (++started === 3) release();
+        // Both turns hold their workspaces until all six children have started.
+        if (++started === 6) release();
         await held;
         return { text: "an answer" };
       },
