@@ -48,7 +48,7 @@ export function latencyAnswer(request: RecordedRequest): Answer | undefined {
  * One measured turn: wall, first answer (text or tool call); for council turns the floor and the
  * synthesizer's time to its first token (NaN otherwise).
  */
-export interface Sample {
+interface Sample {
   wallMs: number;
   firstMs: number;
   floorMs: number;
@@ -131,7 +131,7 @@ const seconds = (ms: number) => (Number.isFinite(ms) ? `${formatNumber(ms / 1000
 const times = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)} ×` : "–");
 
 /** The set's figures and table for one kind: solos, council, ratios, floor. */
-export function report(set: string, kind: TurnKind, variants: Variant[]) {
+function report(set: string, kind: TurnKind, variants: Variant[]) {
   const council = variants.at(-1)!;
   const solos = variants.slice(0, -1);
   const slowest = Math.max(...solos.map((v) => p50(v.samples[kind], (s) => s.wallMs)));
