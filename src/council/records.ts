@@ -15,6 +15,19 @@ export interface TurnDecision {
   reason: string;
   /** Labels of the children consulted (empty when none ran). */
   agents: string[];
+  /** How a fanned-out answer turn's answer came to be, once its synthesizer decided. */
+  synthesis?: TurnSynthesis;
+}
+
+/** Whether the synthesizer sent one candidate as written or wrote the answer itself. */
+export interface TurnSynthesis {
+  kind: "picked" | "written";
+  /** The synthesizer's agent. */
+  agent: string;
+  /** The agent whose candidate was sent (picked only). */
+  picked?: string;
+  /** Candidates it had. */
+  candidates: number;
 }
 
 /** One agent call of a turn (judge, child or synthesizer), as it ended. */

@@ -53,6 +53,15 @@ const LedgerEntrySchema = z.object({
   reason: z.string(),
   /** Children consulted. */
   agents: z.array(z.string()),
+  /** How a fanned-out turn's answer came to be (picked: one candidate sent as written). */
+  synthesis: z.object({
+    kind: z.enum(["picked", "written", "selected", "unanimous", "single"]),
+    /** The synthesizer's agent. */
+    agent: z.string().optional(),
+    /** The agent whose candidate or proposal was chosen. */
+    picked: z.string().optional(),
+    candidates: count.optional(),
+  }).optional(),
   calls: z.array(LedgerCallSchema),
   outcome: z.enum(["answer", "tool"]),
   failed: z.boolean(),
@@ -170,6 +179,7 @@ export function ledgerEntry(record: TurnRecord): LedgerEntry {
     decision: record.decision.kind,
     reason: record.decision.reason,
     agents: record.decision.agents,
+    ...(record.decision.synthesis ? { synthesis: record.decision.synthesis } : {}),
     calls: record.calls.map(ledgerCall),
     outcome: record.outcomeKind,
     failed: record.failed,

@@ -9,6 +9,14 @@ import { type FakeVendor, type RecordedRequest, startFakeVendor } from "./fake_v
 /** A request as the stub saw it (the fake vendor's record). */
 export type SeenRequest = RecordedRequest;
 
+/** A synthesizer's prompt on an answer turn is the only one that shows candidates. */
+export const SYNTH_MARK = "=== Candidate A ===";
+
+/** Whether a request is a synthesizer's (its whole body holds the candidates). */
+export function isSynthesis(request: SeenRequest): boolean {
+  return JSON.stringify(request.body).includes(SYNTH_MARK);
+}
+
 /** What the stub answers a request with, given the request and its number (0-based). */
 export type StubHandler = (
   request: SeenRequest,
