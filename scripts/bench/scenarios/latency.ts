@@ -1,12 +1,13 @@
 /**
  * The latency bench: council turns against the fake vendor API answering at model-like speed
- * (latency/profiles.ts), with the gateway's defaults (isolation and warm pool as shipped). For
- * HTTP members, and the real CLIs when installed (`LATENCY_MEMBERS=http`, `cli`, or both by
- * default), per turn kind (answer, with the synthesizer writing or picking; action), interleaved
+ * (latency/profiles.ts), with the gateway's defaults (isolation and warm pool as shipped) and a
+ * state directory of its own (no lateness learned before the run). For HTTP members, and the
+ * real CLIs when installed (`LATENCY_MEMBERS=http`, `cli`, or both by default), per turn kind (answer, with the synthesizer writing or picking; action), interleaved
  * in one run: each member's solo wall and first answer, the council's, council / slowest solo,
  * and the floor (the slowest child the quorum waited for, plus the synthesizer's time to its
  * first token). `LATENCY_RUNS=N` turns per kind.
  */
+import { join } from "node:path";
 import { chainTurnBody, type TurnKind } from "./realchain.ts";
 import { streamMessages } from "../client.ts";
 import { startGateway } from "../processes.ts";
@@ -245,6 +246,9 @@ export const latency: Scenario = {
     "(HTTP members; real CLIs when installed)",
   async run(context) {
     Deno.env.set(KEY_VARIABLE, "latency");
+    // A state directory of the run's own: no lateness learned in earlier runs (or the user's).
+    const userState = Deno.env.get("XDG_STATE_HOME");
+    Deno.env.set("XDG_STATE_HOME", join(context.tempDir, "latency-state"));
     // Filled in per member set below: HTTP members by name, CLIs by the API they speak.
     const profiles: Record<string, LatencyProfile> = {};
     const vendor = startFakeVendor({
@@ -273,6 +277,8 @@ export const latency: Scenario = {
     } finally {
       await vendor.close();
       Deno.env.delete(KEY_VARIABLE);
+      if (userState === undefined) Deno.env.delete("XDG_STATE_HOME");
+      else Deno.env.set("XDG_STATE_HOME", userState);
     }
     const sources = Object.entries(PROFILES).map(([name, p]) => `- ${name}: ${p.source}`);
     tables.push(`Latency profiles:\n${sources.join("\n")}`);
