@@ -9,6 +9,8 @@ import { fileURLToPath } from "node:url";
 import { evalCommand } from "../../src/eval/mod.ts";
 import { readResults } from "../../src/eval/results.ts";
 import { fakeAgent, type FakeRule } from "../fixtures/fakes.ts";
+import { readSeatRecords } from "../../src/ledger/records_file.ts";
+import { seats } from "../../src/ledger/seats.ts";
 
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const FAKE_HOST = fileURLToPath(new URL("./fake_host.mjs", import.meta.url));
@@ -128,6 +130,41 @@ Deno.test("eval reports exactly the pass counts the scripted members earn", asyn
     assert.equal(first.a, "council");
     assert.equal(first.onlyA, 1);
     assert.equal(first.onlyB, 0);
+
+    // The council's runs' ledgers: seats count exactly who was chosen and what became of it.
+    const records = TASKS.flatMap((task) =>
+      readSeatRecords(join(root, "out", "logs", `council--${task}--1.ledger.jsonl`))
+    );
+    const seat = Object.fromEntries(
+      seats(records, "all", Date.now(), ["alpha", "beta"]).map((r) => [r.agent, r]),
+    );
+    // task-a: alpha alone right and picked; task-b: both right, alpha credited, beta agreeing;
+    // task-c: beta alone right and picked. Every chosen write ran fine (the host's result).
+    const figures = (agent: string) => {
+      const { turns, valid, chosen, chosenOk, chosenError, chosenRejected, agreed, decisive } =
+        seat[agent];
+      return { turns, valid, chosen, chosenOk, chosenError, chosenRejected, agreed, decisive };
+    };
+    assert.deepEqual(figures("alpha"), {
+      turns: 6, // three fanned out, three continuations alone
+      valid: 3,
+      chosen: 2,
+      chosenOk: 2,
+      chosenError: 0,
+      chosenRejected: 0,
+      agreed: 2,
+      decisive: 1,
+    });
+    assert.deepEqual(figures("beta"), {
+      turns: 3,
+      valid: 3,
+      chosen: 1,
+      chosenOk: 1,
+      chosenError: 0,
+      chosenRejected: 0,
+      agreed: 2,
+      decisive: 1,
+    });
 
     // Rerunning resumes: nothing left to run, the same report.
     const again: string[] = [];
