@@ -44,7 +44,6 @@ export function finishTurn(turn: TurnContext, outcome: Outcome): void {
     failed: turn.failed,
     cancelled: turn.signal.aborted,
     ...(turn.signals.chosen ? { chosen: turn.signals.chosen } : {}),
-    ...(turn.signals.synthesis ? { synthesis: turn.signals.synthesis } : {}),
     ...(turn.signals.workspace ? { workspace: turn.signals.workspace } : {}),
   };
   // Before `done` is set, so a failure can still reach progress.

@@ -11,6 +11,7 @@ import { actionTurn } from "../action/action_turn.ts";
 import { answerTurn } from "../answer/answer_turn.ts";
 import { admitTurn } from "./admission.ts";
 import { AgentHealth, type AgentHealthStatus } from "../calls/health.ts";
+import { type GraceSettings, Lateness, type LatenessStore } from "../calls/lateness.ts";
 import type { TurnJournal } from "../journal.ts";
 import { NO_AGENTS_NOTICE } from "./notices.ts";
 import { oneLine } from "../../base/text.ts";
@@ -47,6 +48,8 @@ interface CouncilDeps {
   isolator?: Isolator;
   /** Told about every turn and call as it runs (live status). */
   observer?: TurnObserver;
+  /** Keeps the agents' lateness behind the quorum between runs (default: learned afresh). */
+  latenessStore?: LatenessStore;
 }
 
 interface Council {
@@ -73,6 +76,7 @@ export function createCouncil(deps: CouncilDeps): Council {
     random: deps.random ?? Math.random,
     sessions: deps.sessions ?? new SessionStore(deps.config.sessionCapacity),
     health: new AgentHealth(deps.config.health, clock),
+    lateness: new Lateness(graceSettings(deps.config), deps.latenessStore),
     onTurnEnd: (record) => {
       try {
         deps.onTurnEnd?.(record);
@@ -209,4 +213,10 @@ async function runSteps(turn: TurnContext): Promise<void> {
     while (turn.windingDown.length > 0) await Promise.all(turn.windingDown.splice(0));
   }
   finishTurn(turn, outcome);
+}
+
+/** A new agent's grace is `graceMs`; none learned is longer than `maxGraceMs` or that. */
+function graceSettings(config: Readonly<Config>): GraceSettings {
+  const { graceMs, maxGraceMs } = config.quorum;
+  return { defaultMs: graceMs, maxMs: Math.max(graceMs, maxGraceMs) };
 }
