@@ -8,7 +8,8 @@ import { EXHAUSTIVENESS_DIRECTIVE } from "../../src/council/prompt/prompts.ts";
 import { createCouncil } from "../../src/council/turn/turn.ts";
 import { byAgent, fakeAgents, testConfig } from "../support/scripted_agents.ts";
 import { claudeCompaction332, codexCompaction171 } from "../support/compaction_bodies.ts";
-import { deps, parseSse, post, serve } from "../support/scripted_turns.ts";
+import { deps, post, serve } from "../support/scripted_turns.ts";
+import { parseSse } from "../support/sse_reader.ts";
 import type { HostRequest } from "../support/housekeeping_bodies.ts";
 
 const SUMMARY = "<summary>Renamed the loader; tests pass; docs left.</summary>";

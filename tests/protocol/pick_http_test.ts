@@ -11,10 +11,10 @@ import {
   assertMessagesGrammar,
   assertResponsesGrammar,
   deps,
-  parseSse,
   post,
   serve,
 } from "../support/scripted_turns.ts";
+import { parseSse } from "../support/sse_reader.ts";
 
 const CANDIDATES = {
   "claude:child": { text: "ALPHA answer" },
