@@ -275,3 +275,55 @@ Deno.test("an interrupted eval keeps its finished runs and a rerun does only the
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a git workspace: each run starts from a copy checked out at the task's commit", async () => {
+  const root = await Deno.makeTempDir({ prefix: "eval-git-" });
+  try {
+    const task = join(root, "suite", "pinned");
+    const work = join(task, "workspace");
+    await Deno.mkdir(work, { recursive: true });
+    const git = async (...args: string[]) => {
+      const out = await new Deno.Command("git", {
+        args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
+        cwd: work,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.ok(out.success, new TextDecoder().decode(out.stderr));
+      return new TextDecoder().decode(out.stdout).trim();
+    };
+    await git("init", "-q");
+    await Deno.writeTextFile(join(work, "version.txt"), "v1\n");
+    await git("add", ".");
+    await git("commit", "-qm", "one");
+    const first = await git("rev-parse", "HEAD");
+    await Deno.writeTextFile(join(work, "version.txt"), "v2\n");
+    await git("commit", "-qam", "two");
+    await Deno.writeTextFile(
+      join(task, "task.yaml"),
+      `prompt: Please look around\ncommit: ${first}\ncheck: grep -qx v1 version.txt\n`,
+    );
+    const config = await writeConfig(root);
+    const err: string[] = [];
+    const code = await evalCommand(
+      [task, "--config", config, "--arm", "solo:alpha", "--host-command", FAKE_HOST],
+      io(root, [], err),
+      {},
+      {
+        self: { command: Deno.execPath(), args: ["run", "-A", MAIN] },
+        signal: new AbortController().signal,
+        terminal: false,
+      },
+    );
+    assert.equal(code, 0, err.join(""));
+    const [result] = readResults(join(root, "eval-out", "results.jsonl"));
+    assert.equal(result.passed, true, JSON.stringify(result));
+    assert.equal(
+      await Deno.readTextFile(join(work, "version.txt")),
+      "v2\n",
+      "the task is untouched",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
