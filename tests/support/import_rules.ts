@@ -18,6 +18,7 @@ const FEATURES = [
   "status",
   "daemon",
   "cli",
+  "eval",
 ] as const;
 
 /** Every feature layer except the given ones. */
