@@ -12,7 +12,7 @@
 import { parseArgs } from "node:util";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SseParser } from "./bench/client.ts";
+import { SseDecoder } from "../tests/support/sse_reader.ts";
 import { startGateway } from "./bench/processes.ts";
 import { quantile } from "./bench/results.ts";
 import type { BenchContext } from "./bench/scenario.ts";
@@ -114,14 +114,14 @@ export async function loadTurn(
       client,
     });
     turn.status = response.status;
-    const parser = new SseParser();
+    const parser = new SseDecoder();
     const decoder = new TextDecoder();
     for await (const chunk of response.body ?? []) {
       for (const frame of parser.push(decoder.decode(chunk, { stream: true }))) {
         if (frame.event === TERMINAL[protocol]) finished = true;
         else if (frame.event === "error" || frame.event === "response.failed") {
-          turn.error = `${frame.event}: ${frame.data.slice(0, 200)}`;
-        } else turn.answer += answerText(protocol, frame.event, frame.data);
+          turn.error = `${frame.event}: ${frame.text.slice(0, 200)}`;
+        } else turn.answer += answerText(protocol, frame.event ?? "message", frame.text);
       }
     }
     if (turn.status !== 200) turn.error ??= `HTTP ${turn.status}`;

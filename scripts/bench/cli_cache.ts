@@ -1,7 +1,7 @@
 /**
  * Whether a CLI child's own prompt caching reuses what earlier turns sent: the real CLI (claude,
  * codex, gemini) runs the gateway's prompts for consecutive requests of one session against the
- * caching stub (cache_upstream.ts), and for each turn we keep how much of its upstream request
+ * caching stub (upstream_calls.ts), and for each turn we keep how much of its upstream request
  * repeats the previous turn's from the start, what the real API would read from its cache, and
  * what the CLI itself reports as cache reads.
  */
@@ -13,7 +13,12 @@ import { cacheKeyOf } from "../../src/council/prompt/compose.ts";
 import { actionPrompt } from "../../src/council/prompt/prompts.ts";
 import { MessagesRequestSchema, messagesTurnInput } from "../../src/protocol/messages/request.ts";
 import { contextTokensOf } from "../../src/agents/context_budget.ts";
-import { type CacheUpstream, startCacheUpstream, type UpstreamCall } from "./cache_upstream.ts";
+import {
+  type CacheUpstream,
+  commonPrefix,
+  startCacheUpstream,
+  type UpstreamCall,
+} from "./upstream_calls.ts";
 
 export type CliName = "claude" | "codex" | "gemini";
 
@@ -90,13 +95,6 @@ export async function cliAgent(
     args: [],
     env: { HOME: home, GOOGLE_GEMINI_BASE_URL: origin, GEMINI_API_KEY: "bench-key" },
   };
-}
-
-function commonPrefix(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  return i;
 }
 
 /** The reply every CLI gets: a final answer, so it makes no tool calls of its own. */

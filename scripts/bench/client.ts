@@ -1,36 +1,9 @@
 /**
  * The bench's HTTP client: a streaming Messages request timed from send to first byte and to
- * `message_stop`, with every SSE frame parsed as it arrives; plus an epoch offset with sub-ms
+ * `message_stop`, with every SSE frame parsed as it arrives (tests/support/sse_reader.ts); plus an epoch offset with sub-ms
  * precision for comparing receive times with the fakes' `$EPOCHREALTIME` stamps.
  */
-
-export interface SseEvent {
-  event: string;
-  data: string;
-}
-
-/** Incremental SSE parser: feed decoded text, get each completed frame once. */
-export class SseParser {
-  #buffer = "";
-
-  push(text: string): SseEvent[] {
-    this.#buffer += text.replaceAll("\r\n", "\n");
-    const events: SseEvent[] = [];
-    for (;;) {
-      const end = this.#buffer.indexOf("\n\n");
-      if (end === -1) return events;
-      const block = this.#buffer.slice(0, end);
-      this.#buffer = this.#buffer.slice(end + 2);
-      let event = "message";
-      const data: string[] = [];
-      for (const line of block.split("\n")) {
-        if (line.startsWith("event:")) event = line.slice(6).trim();
-        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-      }
-      if (data.length > 0 || event !== "message") events.push({ event, data: data.join("\n") });
-    }
-  }
-}
+import { SseDecoder, type SseRecord } from "../../tests/support/sse_reader.ts";
 
 /**
  * The offset that turns a `performance.now()` reading into epoch milliseconds with its sub-ms
@@ -79,7 +52,7 @@ export interface StreamOptions {
   /** Called for each text_delta with `performance.now()` at the read that completed it. */
   onTextDelta?: (text: string, receivedAt: number) => void;
   /** Called for every SSE frame as it arrives. */
-  onEvent?: (event: SseEvent) => void;
+  onEvent?: (event: SseRecord) => void;
   headers?: Record<string, string>;
 }
 
@@ -104,7 +77,7 @@ export async function streamMessages(
     });
     status = response.status;
     if (!response.body) throw new Error("no body");
-    const parser = new SseParser();
+    const parser = new SseDecoder();
     const decoder = new TextDecoder();
     for await (const chunk of response.body) {
       const at = performance.now();
@@ -112,9 +85,9 @@ export async function streamMessages(
       for (const frame of parser.push(decoder.decode(chunk, { stream: true }))) {
         options.onEvent?.(frame);
         if (frame.event === "message_stop") stopped = true;
-        else if (frame.event === "error") error = `error event: ${frame.data.slice(0, 200)}`;
+        else if (frame.event === "error") error = `error event: ${frame.text.slice(0, 200)}`;
         else if (frame.event === "content_block_delta") {
-          const delta = JSON.parse(frame.data).delta;
+          const delta = frame.data?.delta;
           if (delta?.type === "text_delta") {
             answer += delta.text;
             options.onTextDelta?.(delta.text, at);

@@ -15,6 +15,7 @@ import type { BenchContext, Scenario } from "./scenario.ts";
 import { clistart } from "./scenarios/clistart.ts";
 import { concurrency } from "./scenarios/concurrency.ts";
 import { footprint } from "./scenarios/footprint.ts";
+import { latency } from "./scenarios/latency.ts";
 import { overhead } from "./scenarios/overhead.ts";
 import { parallel } from "./scenarios/parallel.ts";
 import { passthrough } from "./scenarios/passthrough.ts";
@@ -38,6 +39,7 @@ export const SCENARIOS: readonly Scenario[] = [
 
 /** Scenarios run only when `--only` names them (e.g. they need an npm install). */
 export const OPT_IN_SCENARIOS: readonly Scenario[] = [
+  latency,
   peer,
   worktree,
   clistart,

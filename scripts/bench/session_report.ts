@@ -6,7 +6,7 @@
 import type { Price } from "../../src/config/mod.ts";
 import { costOf } from "../../src/agents/cost.ts";
 import { budgetTokens } from "../../src/agents/context_budget.ts";
-import type { UpstreamCall } from "./cache_upstream.ts";
+import type { UpstreamCall } from "./upstream_calls.ts";
 import { formatTable } from "./results.ts";
 
 /** What the bench knows about each child: its budget and its model's price. */

@@ -6,19 +6,9 @@
  * then. Each host request repeats the whole history, as Claude Code does. Deterministic (seeded).
  */
 
-type Json = Record<string, unknown>;
+import { seededRandom } from "../../tests/support/fake_vendor/latency.ts";
 
-/** A small seeded PRNG (mulberry32): the same session every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+type Json = Record<string, unknown>;
 
 const WORDS = (
   "parser token cache session budget window prompt child council agent request reply stream " +
@@ -106,7 +96,7 @@ const TOOL_NAMES = [
 ];
 
 /** Tools with our own descriptions and schemas (a real host declares two dozen). */
-export function sessionTools(rng = random(7)): Json[] {
+export function sessionTools(rng = seededRandom(7)): Json[] {
   return TOOL_NAMES.map((name) => ({
     name,
     description: `${name}: ${capital(words(rng, 60))}. ${capital(words(rng, 80))}.`,
@@ -183,7 +173,7 @@ function reminder(rng: () => number): string {
 
 /** The conversation's messages after `requests` host requests (the first is request 0). */
 function buildMessages(requests: number, scale: number, cwd: string): Json[][] {
-  const rng = random(24);
+  const rng = seededRandom(24);
   const messages: Json[] = [
     {
       role: "user",
@@ -259,7 +249,7 @@ export function claudeCodeSession(options: SessionOptions): Json[] {
     if (miss < best) [best, bodies] = [miss, attempt];
     scale *= Math.sqrt(options.finalChars / chars);
   }
-  const rng = random(3);
+  const rng = seededRandom(3);
   const system = systemBlocks(rng);
   const tools = sessionTools();
   return bodies.map((messages) => ({

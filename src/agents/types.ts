@@ -64,6 +64,8 @@ export interface RunOptions {
   role: AgentRole;
   /** Directory to run in; when absent a fresh empty temp directory is made and removed. */
   cwd?: string;
+  /** `cwd` is a copy made for this turn alone (an isolated workspace): no later run returns. */
+  scratch?: boolean;
   /**
    * What the child may do there, mapped by each adapter to its CLI's own mode (read-only:
    * claude's plan mode, codex's read-only sandbox, gemini's default approval). Absent:

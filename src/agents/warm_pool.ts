@@ -1,8 +1,8 @@
 /**
  * The warm pool: CLI children started ahead of their turn, kept per (agent, role, model, cwd), so
- * a turn's child skips most of its CLI's start-up. A key is kept warm from its second run on;
- * bounded, refilled once no pooled run is in flight (so refills do not compete with a turn for
- * the CPU), reaped when idle and on shutdown.
+ * a turn's child skips most of its CLI's start-up. A key is kept warm from its first run on (a
+ * turn's own copy of the workspace never is); bounded, refilled once no pooled run is in flight
+ * (so refills do not compete with a turn for the CPU), reaped when idle and on shutdown.
  */
 import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
 import { type AgentConfig, isHttpRunner } from "../config/mod.ts";
@@ -52,8 +52,6 @@ export function poolKey(agent: AgentConfig, options: PoolOptions): string {
   ]);
 }
 
-const SEEN_ONCE_LIMIT = 256;
-
 function isDirectory(path: string): boolean {
   try {
     return Deno.statSync(path).isDirectory;
@@ -73,8 +71,6 @@ class Pool implements WarmPool {
   readonly #clock: Clock;
   readonly #ready = new Map<string, Entry[]>();
   readonly #wanted = new Map<string, Wanted>();
-  /** Keys run once so far (bounded): a key is refilled from its second run on. */
-  readonly #seenOnce = new Set<string>();
   #total = 0;
   #inFlight = 0;
   #stopped = false;
@@ -133,16 +129,31 @@ class Pool implements WarmPool {
   #refill(): void {
     if (this.#stopped) return;
     const { size, maxProcesses } = this.#settings;
-    for (const [key, want] of this.#wanted) {
+    // The keys used last first: at `maxProcesses` they take the place of keys used longer ago.
+    const newestFirst = [...this.#wanted].reverse();
+    for (const [i, [key, want]] of newestFirst.entries()) {
       // A directory that is gone (a turn's scratch copy, say) gets no child to wait in it.
       if (want.options.cwd && !isDirectory(want.options.cwd)) {
         this.#wanted.delete(key);
         continue;
       }
-      while ((this.#ready.get(key)?.length ?? 0) < size && this.#total < maxProcesses) {
+      while ((this.#ready.get(key)?.length ?? 0) < size) {
+        if (this.#total >= maxProcesses && !this.#evictOlder(newestFirst.slice(i + 1))) return;
         this.#add(key, want);
       }
     }
+  }
+
+  /** Ends a waiting child of the key used longest ago among `older`, if one has any. */
+  #evictOlder(older: readonly [string, Wanted][]): boolean {
+    for (const [key] of [...older].reverse()) {
+      const entry = this.#ready.get(key)?.[0];
+      if (entry && this.#remove(entry)) {
+        void discard(entry);
+        return true;
+      }
+    }
+    return false;
   }
 
   /** A ready child for `key` that is still alive, or undefined. */
@@ -157,19 +168,17 @@ class Pool implements WarmPool {
     }
   }
 
-  /**
-   * Books a run of `key`. A directory used once (a turn's own copy of the workspace) would only
-   * leave a child waiting where no turn comes back: a key is kept warm once it has come back.
-   */
+  /** Books a run of `key`: it is kept warm from now on, until it goes unused for `idleMs`. */
   #note(key: string, agent: AgentConfig, options: PoolOptions): void {
     const { role, cwd, access, model, hostCredentials } = options;
-    if (this.#wanted.has(key) || this.#seenOnce.has(key)) {
-      this.#seenOnce.delete(key);
-      this.#wanted.set(key, { agent, options: { role, cwd, access, model, hostCredentials } });
-    } else {
-      this.#seenOnce.add(key);
-      if (this.#seenOnce.size > SEEN_ONCE_LIMIT) {
-        this.#seenOnce.delete(this.#seenOnce.values().next().value!);
+    this.#wanted.delete(key);
+    this.#wanted.set(key, { agent, options: { role, cwd, access, model, hostCredentials } });
+    // Bounded: the key used longest ago goes first, with its waiting children.
+    while (this.#wanted.size > this.#settings.maxProcesses) {
+      const oldest = this.#wanted.keys().next().value!;
+      this.#wanted.delete(oldest);
+      for (const entry of [...this.#ready.get(oldest) ?? []]) {
+        if (this.#remove(entry)) void discard(entry);
       }
     }
   }
@@ -196,6 +205,8 @@ class Pool implements WarmPool {
   #poolable(agent: AgentConfig, options: RunOptions | PrepareOptions): boolean {
     return this.#settings.size > 0 && !this.#stopped && !isHttpRunner(agent.runner) &&
       !("signal" in options && options.signal?.aborted) &&
+      // A turn's own copy of the workspace: no later turn comes back to it.
+      !("scratch" in options && options.scratch) &&
       // A turn's attachments shape its children (argv, files): those start with their turn.
       !options.attachments?.length;
   }

@@ -29,6 +29,9 @@ import type { CliIo } from "./io.ts";
 import { claudeLaunch, codexLaunch, runHost } from "./launch.ts";
 import { renderConfig } from "./show_config.ts";
 import { renderUsage, summarizeLedger } from "./usage_command.ts";
+import { renderSeats } from "./seats_text.ts";
+import { readSeatRecords } from "../ledger/records_file.ts";
+import { SEAT_WINDOWS, seats, seatSentence, type SeatWindow } from "../ledger/seats.ts";
 import { findOnPath } from "../base/executables.ts";
 
 export type Load = () => Readonly<Config>;
@@ -113,6 +116,8 @@ export function usage(args: Parsed, io: CliIo, load: Load): number {
     );
   }
   const absolute = resolve(io.cwd, path);
+  if (args.agents) return usageSeats(args, io, absolute, args.ledger ? undefined : load);
+  if (args.window !== undefined) throw new UsageError("usage: --window needs --agents");
   let summary;
   try {
     summary = summarizeLedger(absolute);
@@ -121,6 +126,34 @@ export function usage(args: Parsed, io: CliIo, load: Load): number {
     throw new Error(`usage: cannot read ledger ${absolute}: ${reason}`);
   }
   io.stdout(args.json ? `${JSON.stringify(summary, null, 2)}\n` : renderUsage(summary));
+  return 0;
+}
+
+/** `usage --agents`: each member's seat over the window, from the ledger's records. */
+function usageSeats(args: Parsed, io: CliIo, ledger: string, load?: Load): number {
+  const window = args.window ?? "all";
+  if (!(SEAT_WINDOWS as readonly string[]).includes(window)) {
+    throw new UsageError(`usage: --window ${JSON.stringify(window)}: use today, 7d or all`);
+  }
+  try {
+    Deno.statSync(ledger);
+  } catch (err) {
+    const reason = err instanceof Deno.errors.NotFound ? "file not found" : (err as Error).message;
+    throw new Error(`usage: cannot read ledger ${ledger}: ${reason}`);
+  }
+  const names = load ? load().defaultAgents.map((a) => a.name) : [];
+  const rows = seats(readSeatRecords(ledger), window as SeatWindow, Date.now(), names);
+  if (!args.json) {
+    io.stdout(renderSeats(rows, window as SeatWindow));
+    return 0;
+  }
+  const agents = rows.map(({ agent, ...seat }) => ({
+    agent,
+    seat,
+    sentence: seatSentence({ agent, ...seat }),
+  }));
+  io.stdout(`${JSON.stringify({ ledger, window, agents }, null, 2)}
+`);
   return 0;
 }
 

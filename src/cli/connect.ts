@@ -3,6 +3,7 @@
  */
 import type { Config } from "../config/mod.ts";
 import { urlHost } from "../base/origins.ts";
+import { councilContextTokens } from "../server/council_window.ts";
 
 /** The variable Codex reads the gateway token from (`env_key` of the provider block). */
 export const CODEX_ENV_KEY = "COUNCIL_GATEWAY_TOKEN";
@@ -36,15 +37,30 @@ export function clientOrigin(config: Pick<Config, "host" | "port">): string {
   return `http://${urlHost(host)}:${config.port}`;
 }
 
-type ConnectConfig = Pick<Config, "host" | "port" | "token" | "passApiKeys">;
+type ConnectConfig =
+  & Pick<Config, "host" | "port" | "token" | "passApiKeys">
+  & Partial<Pick<Config, "defaultAgents">>;
+
+/**
+ * The variable Claude Code (2.1.332) reads as the context window of a model id it does not know
+ * (the council's): it then compacts before the smallest member's window overflows.
+ */
+export const CLAUDE_CONTEXT_VARIABLE = "CLAUDE_CODE_MAX_CONTEXT_TOKENS";
+/**
+ * For the model ids it knows (its default model, say) Claude Code reads the window to compact
+ * at from here instead, and only from 100k tokens up (a smaller value is raised to that).
+ */
+export const CLAUDE_COMPACT_WINDOW_VARIABLE = "CLAUDE_CODE_AUTO_COMPACT_WINDOW";
+export const CLAUDE_MIN_COMPACT_WINDOW = 100_000;
 
 /**
  * The variables Claude Code needs to use the gateway at `origin`: its base URL, a credential
  * (the token; a placeholder when auth is off, unless the host's own keys are passed through), no
- * traffic to anywhere else, hint headers on each request and model discovery.
+ * traffic to anywhere else, hint headers on each request, model discovery and the council's
+ * context window.
  */
 export function claudeEnvironment(
-  config: Pick<ConnectConfig, "token" | "passApiKeys">,
+  config: Pick<ConnectConfig, "token" | "passApiKeys" | "defaultAgents">,
   origin: string,
 ): Record<string, string> {
   const env: Record<string, string> = { ANTHROPIC_BASE_URL: origin };
@@ -53,6 +69,11 @@ export function claudeEnvironment(
   env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1";
   env.CLAUDE_CODE_GATEWAY_HINT_HEADERS = "1";
   env.CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY = "1";
+  const window = councilContextTokens(config.defaultAgents ?? []);
+  if (window) env[CLAUDE_CONTEXT_VARIABLE] = String(window);
+  if (window && window >= CLAUDE_MIN_COMPACT_WINDOW) {
+    env[CLAUDE_COMPACT_WINDOW_VARIABLE] = String(window);
+  }
   return env;
 }
 
@@ -87,6 +108,16 @@ export function claudeExports(config: ConnectConfig, statusLineCommand?: string)
     "# Ask the gateway for its models: the council appears in /model as claude-council.",
     "export CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1",
   );
+  if (env[CLAUDE_CONTEXT_VARIABLE]) {
+    lines.push(
+      "# The council's context window (its smallest member's): Claude Code compacts before it,",
+      "# as claude-council (first line) and as a model it knows (second; only from 100k up).",
+      `export ${CLAUDE_CONTEXT_VARIABLE}=${env[CLAUDE_CONTEXT_VARIABLE]}`,
+    );
+    if (env[CLAUDE_COMPACT_WINDOW_VARIABLE]) {
+      lines.push(`export ${CLAUDE_COMPACT_WINDOW_VARIABLE}=${env[CLAUDE_COMPACT_WINDOW_VARIABLE]}`);
+    }
+  }
   if (statusLineCommand) {
     const settings = JSON.stringify(claudeStatusLineSettings(statusLineCommand).statusLine);
     lines.push(

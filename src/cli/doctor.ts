@@ -16,6 +16,7 @@ import { urlHost } from "../base/origins.ts";
 import { probeHealth } from "../daemon/gateway_client.ts";
 import { clientOrigin } from "./connect.ts";
 import { gatewayHealth } from "./doctor_health.ts";
+import { seatsSummary } from "./doctor_seats.ts";
 import { ADAPTERS, HTTP_ADAPTERS } from "../agents/adapters.ts";
 import { apiKeyEnvOf, baseUrlOf } from "../agents/http/http_api.ts";
 import { probeModels } from "../agents/http/http_probe.ts";
@@ -310,6 +311,7 @@ export async function runDoctor(
     if (running.note) text += `\n${running.note}\n`;
     problems.push(...running.problems);
   }
+  text += seatsSummary(config, Date.now());
   text += "\n" +
     (problems.length === 0
       ? "doctor: all checks passed\n"

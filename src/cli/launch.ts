@@ -24,7 +24,7 @@ interface LaunchPlan {
   env: Record<string, string>;
 }
 
-type LaunchConfig = Pick<Config, "token" | "passApiKeys">;
+type LaunchConfig = Pick<Config, "token" | "passApiKeys"> & Partial<Pick<Config, "defaultAgents">>;
 
 /**
  * Claude Code with the gateway's environment; unless the user passes settings of their own,

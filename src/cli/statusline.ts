@@ -52,12 +52,14 @@ function callPart(call: CallView): string | undefined {
   return failed ? `${name} ${mark}` : `${name} ${mark} ${shortDuration(call.elapsedMs)}`;
 }
 
-/** A live turn: its calls in start order, or that it is still deciding. */
+/** A live turn: its calls in start order (a compaction says so first), or that it is deciding. */
 function turnParts(turn: LiveTurnView): string[] {
   const calls = turn.calls.map(callPart).filter((part): part is string => part !== undefined);
   if (!turn.decision) return [`deciding… ${shortDuration(turn.elapsedMs)}`, ...calls];
-  if (calls.length === 0) return [`${turn.decision.kind} · starting`];
-  return calls;
+  // The plan's reason for a compaction starts with the word (plan.ts).
+  const compaction = turn.decision.reason.startsWith("compaction") ? ["compaction"] : [];
+  if (calls.length === 0) return [...compaction, `${turn.decision.kind} · starting`];
+  return [...compaction, ...calls];
 }
 
 /**

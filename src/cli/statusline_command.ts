@@ -11,6 +11,8 @@ import { endpointKey } from "../base/origins.ts";
 import { clientOrigin } from "./connect.ts";
 import type { CliIo } from "./io.ts";
 import { renderStatusLine, sessionIdOf } from "./statusline.ts";
+import { contextPart, hostContextOf } from "./statusline_context.ts";
+import { councilContextTokens } from "../server/council_window.ts";
 
 /** Standard input, unless there is none or it never closes. */
 async function readStdin(io: CliIo, timeoutMs = 1000): Promise<string> {
@@ -38,7 +40,8 @@ function hostToken(env: (name: string) => string | undefined, origin: string): s
 
 /** One line, always, and exit 0: a failing command would blank Claude Code's line. */
 export async function statusline(io: CliIo, load: () => Readonly<Config>): Promise<number> {
-  const session = sessionIdOf(await readStdin(io));
+  const stdin = await readStdin(io);
+  const session = sessionIdOf(stdin);
   let config: Readonly<Config>;
   try {
     config = load();
@@ -53,6 +56,8 @@ export async function statusline(io: CliIo, load: () => Readonly<Config>): Promi
   const where = origin.replace(/^http:\/\//, "");
   const token = config.token ?? hostToken(io.env, origin);
   const reply = await fetchStatus(origin, { token, session, timeoutMs: 800 });
-  io.stdout(`${renderStatusLine(reply, where)}\n`);
+  const context = contextPart(hostContextOf(stdin), councilContextTokens(config.defaultAgents));
+  const line = renderStatusLine(reply, where);
+  io.stdout(`${context ? `${line} · ${context}` : line}\n`);
   return 0;
 }

@@ -62,7 +62,7 @@ export const ENV_KEYS = {
  * Overlays the `SVC_*` variables of CONTRACT.md §2.5 onto the file's object. An empty variable counts
  * as unset. Returns the merged object and which variable set which key.
  */
-function overlayEnv(
+export function overlayEnv(
   file: Record<string, unknown>,
   env: Env,
 ): { merged: Record<string, unknown>; sources: EnvSources } {
@@ -132,7 +132,7 @@ function readError(path: string, err: unknown): ConfigError {
  * Reads and parses the YAML file. A file named by `--config` or `$SVC_CONFIG` must exist; the
  * default locations are skipped when absent.
  */
-function readConfigFile(
+export function readConfigFile(
   explicit: string | undefined,
   env: Env,
   cwd: string = Deno.cwd(),

@@ -25,6 +25,8 @@ const CHILD_ACCESS = ["read-only", "workspace-write"] as const;
 export type ChildAccess = (typeof CHILD_ACCESS)[number];
 /** Where fanned-out children that may write work: own copies, or all in the real workspace. */
 const ISOLATION_MODES = ["worktree", "shared"] as const;
+/** Fanned-out answer turns: the synthesizer may send one candidate as written, or always writes. */
+const SYNTHESIS_MODES = ["pick-or-write", "write"] as const;
 
 export const DEFAULT_TIMEOUT_MS = 600_000;
 
@@ -167,9 +169,24 @@ const port = z.number().int().min(0).max(65535);
 
 /** When a fanned-out turn stops waiting for its slowest children. */
 export const QuorumSchema = z.strictObject({
-  /** Usable answers after which stragglers get only `graceMs` more (0 = wait for all). */
+  /** Usable answers after which stragglers get only a grace more (0 = wait for all). */
   minAnswers: z.number().int().nonnegative().default(2),
+  /** The grace of an agent whose lateness behind the quorum is not yet known (council/lateness.ts). */
   graceMs: z.number().int().nonnegative().default(3000),
+  /** The longest grace an agent's usual lateness earns it. */
+  maxGraceMs: z.number().int().nonnegative().default(10_000),
+});
+
+/**
+ * How many CLI children wait for each agent, role, model and directory, and for how long unused.
+ * The idle stretch outlasts a pause between a session's turns (reading an answer, writing the
+ * next ask) and ends the pool's memory use soon after a session stops.
+ */
+export const WarmPoolSchema = z.strictObject({
+  /** Children per key; 0 turns the pool off. */
+  size: z.number().int().min(0).max(4).default(1),
+  idleMs: z.number().int().positive().default(300_000),
+  maxProcesses: z.number().int().positive().max(64).default(8),
 });
 
 /** When an agent that keeps failing is skipped, and for how long. */
@@ -209,6 +226,7 @@ export const ConfigSchema = z.strictObject({
   childAccess: z.enum(CHILD_ACCESS).default("read-only"),
   /** Fanned-out answer turns: each child in its own worktree or copy, or all in the real cwd. */
   isolation: z.enum(ISOLATION_MODES).default("worktree"),
+  synthesis: z.enum(SYNTHESIS_MODES).default("pick-or-write"),
   councilSize: z.number().int().positive().optional(),
   passApiKeys: z.boolean().default(false),
   heartbeatMs: z.number().int().positive().default(5000),
@@ -243,12 +261,12 @@ export const ConfigSchema = z.strictObject({
   judge: JudgeSchema.optional(),
   defaultAgents: z.array(AgentSchema).min(1).optional(),
   pricing: z.record(z.string(), PriceSchema).default({}),
-  /** CLI children started ahead of their turn (off unless `size` > 0); see agents/warm_pool.ts. */
-  warmPool: z.strictObject({
-    size: z.number().int().min(0).max(4).default(0),
-    idleMs: z.number().int().positive().default(300_000),
-    maxProcesses: z.number().int().positive().max(64).default(8),
-  }).prefault({}),
+  /** CLI children started ahead of their turn: `on`, `off` or settings; see agents/warm_pool.ts. */
+  warmPool: z.union([z.enum(["on", "off"]), WarmPoolSchema]).default("on").transform((pool) =>
+    pool === "off"
+      ? WarmPoolSchema.parse({ size: 0 })
+      : WarmPoolSchema.parse(pool === "on" ? {} : pool)
+  ),
 });
 export type ConfigFile = z.input<typeof ConfigSchema>;
 

@@ -4,6 +4,53 @@
 import type { AgentRole, AgentUsage } from "../agents/types.ts";
 import type { Outcome, TurnUsage } from "./types.ts";
 
+/** How an answer turn's answer came to be: a candidate picked verbatim, or written. */
+export interface SynthesisRecord {
+  kind: "picked" | "written" | "selected" | "unanimous" | "single";
+  /** The synthesizer's agent. */
+  agent?: string;
+  /** The agent whose candidate (or proposal) was chosen. */
+  picked?: string;
+  candidates?: number;
+}
+
+/** The call a council's action turn chose, and how many children proposed what. */
+export interface ChosenCallRecord {
+  agent: string;
+  label: string;
+  /** The tool_use id the host got it under. */
+  toolUseId?: string;
+  tool?: string;
+  /** Proposals that were this same call. */
+  votes: number;
+  proposals: number;
+  valid: number;
+}
+
+/** A child's part in its turn's choice (action turns). */
+export interface CallSignal {
+  proposal?: "valid" | "invalid" | "none";
+  /** Its proposal is the call the council chose. */
+  agreed?: boolean;
+  /** It is the child credited with the chosen call. */
+  chosen?: boolean;
+}
+
+/** What a turn leaves for its outcome signals (set by the step that decided it). */
+export interface TurnSignals {
+  chosen?: ChosenCallRecord;
+  synthesis?: SynthesisRecord;
+  workspace?: WorkspaceRecord;
+  /** Each child's part, by label. */
+  calls?: ReadonlyMap<string, CallSignal>;
+}
+
+/** Under isolation: what became of the chosen candidate's file changes. */
+export interface WorkspaceRecord {
+  status: "applied" | "refused" | "conflict" | "none";
+  agent?: string;
+}
+
 /** What the turn decided before running agents: how many, which, and why. */
 export interface TurnDecision {
   /**
@@ -15,10 +62,23 @@ export interface TurnDecision {
   reason: string;
   /** Labels of the children consulted (empty when none ran). */
   agents: string[];
+  /** How a fanned-out answer turn's answer came to be, once its synthesizer decided. */
+  synthesis?: TurnSynthesis;
+}
+
+/** Whether the synthesizer sent one candidate as written or wrote the answer itself. */
+export interface TurnSynthesis {
+  kind: "picked" | "written";
+  /** The synthesizer's agent. */
+  agent: string;
+  /** The agent whose candidate was sent (picked only). */
+  picked?: string;
+  /** Candidates it had. */
+  candidates: number;
 }
 
 /** One agent call of a turn (judge, child or synthesizer), as it ended. */
-export interface CallRecord {
+export interface CallRecord extends CallSignal {
   /** Label in progress lines (`claude`, `claude#2`, `claude (synth)`, `judge`). */
   label: string;
   agent: string;
@@ -54,4 +114,7 @@ export interface TurnRecord {
   failed: boolean;
   /** The turn was cancelled (client gone or shutdown); the spend of the calls made still counts. */
   cancelled: boolean;
+  synthesis?: SynthesisRecord;
+  chosen?: ChosenCallRecord;
+  workspace?: WorkspaceRecord;
 }

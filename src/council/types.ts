@@ -42,7 +42,7 @@ export interface HostHints {
   /** The host's own conversation id (stays the same across a resumed conversation). */
   sessionId?: string;
   /** The host labelled the request: housekeeping (title, compaction, …) or a real turn. */
-  requestClass?: { housekeeping: boolean; label: string };
+  requestClass?: { housekeeping: boolean; label: string; compaction?: boolean };
   /** Top-level fields of the JSON reply the host demands (structured output), if it does. */
   jsonReplyFields?: string[];
   /** Tools the host declared, counted even where the council does not use them (Responses). */
@@ -82,7 +82,7 @@ export interface TurnRequest extends TurnInput {
    */
   sessionKey: string;
   /** Whether the request is housekeeping (title, summary, compaction, topic), and why. */
-  traffic?: { housekeeping: boolean; reason: string };
+  traffic?: { housekeeping: boolean; reason: string; compaction?: boolean };
 }
 
 /** What the turn decided: one tool call for the host, or answer text. */
@@ -127,6 +127,11 @@ export type TurnEvent =
      * make Codex retry the whole council).
      */
     failed?: boolean;
+    /**
+     * For a tool call a council chose: the tool_use id to give the host. It names the turn, so
+     * the host's result for it can be tied back (outcome signals); otherwise the protocol mints one.
+     */
+    toolUseId?: string;
   };
 
 /** Runs one council turn. Never throws: failures end as a `done` with an explanatory answer. */

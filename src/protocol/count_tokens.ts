@@ -8,7 +8,7 @@ import { type Attachment, PDF } from "../base/attachment.ts";
 import { attachmentTokens } from "./attachment_tokens.ts";
 
 /** Characters per token of the estimate. */
-const CHARS_PER_TOKEN = 4;
+export const CHARS_PER_TOKEN = 4;
 
 type Json = Record<string, unknown>;
 

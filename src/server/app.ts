@@ -23,6 +23,7 @@ import {
   requireLoopbackOrigin,
 } from "./middleware/browser_guards.ts";
 import { listModels } from "./models.ts";
+import { codexModelList, isCodexModelsRequest } from "./codex_models.ts";
 import { countTokens } from "../protocol/count_tokens.ts";
 import {
   mountPublicStatusRoutes,
@@ -118,6 +119,16 @@ interface AppDeps {
   origins?: () => readonly string[];
   /** The status surface (health, dashboard, status API); absent: those paths are 404. */
   status?: StatusRoutesDeps;
+}
+
+/**
+ * Codex tries the Responses WebSocket transport first when its provider allows it; a 426 makes
+ * it fall back to HTTP on the first try, where a 404 costs it every retry first.
+ */
+const WEBSOCKET_REFUSAL = "the WebSocket transport is not served here: POST /v1/responses";
+
+function isWebSocketUpgrade(headers: Headers): boolean {
+  return /\bwebsocket\b/i.test(headers.get("upgrade") ?? "");
 }
 
 const COUNCIL_PATHS: ReadonlySet<string> = new Set([PATHS.messages, PATHS.responses]);
@@ -289,6 +300,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const { config } = deps;
   const log = deps.logger ?? moduleLogger("server");
   const models = listModels(config.defaultAgents, deps.startedAt ?? new Date());
+  const codexModels = codexModelList(config.defaultAgents);
   const app = new Hono<AppEnv>();
   const ownOrigins = deps.origins ?? (() => []);
   let ownHostsFor: { origins: readonly string[]; rule: HostRule } | undefined;
@@ -322,7 +334,21 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // CONTRACT.md §4.3: a body that fails to parse counts as 0, not an error.
     return c.json({ input_tokens: result.ok ? countTokens(result.value) : 0 });
   });
-  app.get(PATHS.models, (c) => c.json(models));
+  app.get(
+    PATHS.responses,
+    (c, next) =>
+      isWebSocketUpgrade(c.req.raw.headers)
+        ? c.json(
+          openAiError("invalid_request_error", WEBSOCKET_REFUSAL, "websocket_not_served"),
+          426,
+        )
+        : next(),
+  );
+  // Codex reads `{"models": [...]}`; Claude Code's picker and the rest Anthropic's list.
+  app.get(
+    PATHS.models,
+    (c) => c.json(isCodexModelsRequest(c.req.url, c.req.raw.headers) ? codexModels : models),
+  );
 
   app.notFound((c) =>
     c.json(errorEnvelope("not_found_error", `not found: ${c.req.method} ${c.req.path}`), 404)

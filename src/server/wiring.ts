@@ -23,7 +23,10 @@ import { createCouncil } from "../council/turn/turn.ts";
 import type { TurnJournal } from "../council/journal.ts";
 import { type Sessions, SessionStore } from "../council/session.ts";
 import type { Team } from "../store/team.ts";
+import { dirname, join } from "node:path";
 import { startIsolator } from "../workspace/startup.ts";
+import { defaultWorkspaceRoot } from "../workspace/registry.ts";
+import { LATENESS_FILE, latenessFile } from "../council/calls/lateness_file.ts";
 import { openLedger } from "../ledger/mod.ts";
 import { InFlightTurns } from "./inflight.ts";
 import { StatusStore } from "../status/store.ts";
@@ -167,6 +170,16 @@ function keeperFor(w: Wiring, config: Readonly<Config>): GroupKeeper | undefined
   return w.keeper;
 }
 
+/**
+ * In the state directory, beside the isolated workspaces; none when there is no state directory
+ * or the caller chose where workspaces go (tests: nothing is kept beyond the gateway's run).
+ */
+function latenessStoreFor(workspaceRoot: string | null | undefined) {
+  if (workspaceRoot !== undefined) return undefined;
+  const root = defaultWorkspaceRoot((name) => Deno.env.get(name));
+  return root ? latenessFile(join(dirname(root), LATENESS_FILE)) : undefined;
+}
+
 /** The council for `config` behind both protocols. */
 function protocolHandlers(w: Wiring, config: Readonly<Config>) {
   void w.pool?.shutdown();
@@ -200,6 +213,7 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     ...w.shared,
     onTurnEnd: w.options.team?.onTurnEnd,
     observer: w.status,
+    latenessStore: latenessStoreFor(w.options.workspaceRoot),
   });
   w.status.readHealthFrom(council.agentHealth);
   w.options.team?.shareHealth(council.agentHealth, council.adoptHealth);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { startFakeVendor } from "../support/fake_vendor/mod.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { cleanBaseEnv, EventLog, tempDir, testRunner } from "../support/agent_runner.ts";
 
@@ -80,19 +81,18 @@ Deno.test("run: IS_SANDBOX is set only when the gateway runs as root", async () 
 });
 
 Deno.test("run: a claude child sends the depth header the gateway refuses", async () => {
-  const seen: Record<string, string | null>[] = [];
-  await using server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (req) => {
-    seen.push({
-      depth: req.headers.get("x-council-depth"),
-      apiKey: req.headers.get("x-api-key"),
-      path: new URL(req.url).pathname,
-    });
-    return Response.json({ type: "error", error: { message: "recursive call" } }, { status: 400 });
+  await using vendor = startFakeVendor({
+    answer: { fail: { status: 400, message: "recursive call" } },
   });
-  const url = `http://127.0.0.1:${server.addr.port}`;
+  const url = vendor.origin;
   const agent = fakeAgent("claude", { modes: ["post"], postUrl: url });
   const result = await testRunner({ baseEnv: HOST_ENV })(agent, "hi", { role: "child" });
   assert.equal(result.text, `POST ${url}/v1/messages -> 400`);
+  const seen = vendor.requests.map((r) => ({
+    depth: r.headers.get("x-council-depth"),
+    apiKey: r.headers.get("x-api-key"),
+    path: r.path,
+  }));
   assert.deepEqual(seen, [{ depth: "1", apiKey: null, path: "/v1/messages" }]);
 });
 

@@ -1,6 +1,7 @@
 /**
- * The warm pool: children started ahead per (agent, role, model, cwd), taken by the next run with
- * that key, refilled once no pooled run is in flight, bounded, reaped when idle and on shutdown
+ * The warm pool: on by default, started by a key's first run, children started ahead per (agent,
+ * role, model, cwd), taken by the next run with that key, refilled once no pooled run is in
+ * flight, bounded, reaped when idle and on shutdown
  * (a fake runner and a FakeClock); and with real processes: an idle child is ended, a primed CLI
  * that would quit on a silent stdin waits.
  */
@@ -19,6 +20,7 @@ import type {
   RunOptions,
 } from "../../src/agents/types.ts";
 import { createWarmPool, poolKey, type WarmPool } from "../../src/agents/warm_pool.ts";
+import { ConfigSchema } from "../../src/config/schema.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { eventually } from "../support/wait.ts";
 import { isGone, tempDir, testRunner } from "../support/agent_runner.ts";
@@ -90,45 +92,56 @@ const claude: AgentConfig = {
 const settings = { size: 1, idleMs: 60_000, maxProcesses: 8 };
 const child: RunOptions = { role: "child" };
 
-/** A key's first run: cold, and nothing kept for it yet. */
+/** A key's first run: cold, and a child started for it once the run is over. */
 async function firstRun(pool: WarmPool, agent: AgentConfig, options: RunOptions) {
   const before = pool.ready;
-  await pool.runner(agent, "first sighting", options);
-  assert.equal(pool.ready, before, "a key run once gets no waiting child");
+  const first = await pool.runner(agent, "first sighting", options);
+  assert.equal(first.text, "cold: first sighting");
+  assert.equal(pool.ready, before + 1, "the key's first run starts its waiting child");
 }
 
-Deno.test("warm pool: kept warm from a key's second run; a started child takes the next", async () => {
+Deno.test("warm pool config: on by default, `off`, or settings", () => {
+  const parse = (warmPool?: unknown) => ConfigSchema.parse({ warmPool }).warmPool;
+  assert.deepEqual(parse(), { size: 1, idleMs: 300_000, maxProcesses: 8 });
+  assert.deepEqual(parse("on"), parse());
+  assert.equal(parse("off").size, 0);
+  assert.deepEqual(parse({ idleMs: 1000 }), { size: 1, idleMs: 1000, maxProcesses: 8 });
+  assert.throws(() => parse("sometimes"));
+});
+
+Deno.test("warm pool: a session's first request starts it; the next run takes the started child", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  assert.equal(pool.ready, 0, "nothing runs before a request");
   await firstRun(pool, claude, child);
-  const first = await pool.runner(claude, "one", child);
-  assert.equal(first.text, "cold: one");
-  assert.equal(pool.ready, 1, "refilled after the run");
   assert.equal(fake.prepared[0].options.holdStdin, true, "a pooled child is primed to wait");
   const second = await pool.runner(claude, "two", child);
   assert.equal(second.text, "warm: two");
-  assert.deepEqual(fake.cold, ["first sighting", "one"]);
+  assert.deepEqual(fake.cold, ["first sighting"]);
   assert.equal(fake.prepared[0].ran, "two");
-  assert.equal(pool.ready, 1, "refilled again");
+  assert.equal(pool.ready, 1, "refilled after the turn");
+  assert.equal(fake.prepared.length, 2);
   await pool.shutdown();
 });
 
-Deno.test("warm pool: children are kept per agent, role, model and cwd", async () => {
+Deno.test("warm pool: children are kept per agent, role, model and cwd; never in a turn's own copy", async () => {
   await using a = await tempDir();
   await using b = await tempDir();
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
   for (const options of [child, { role: "synth" } as const, { ...child, cwd: a.path }]) {
     await firstRun(pool, claude, options);
-    await pool.runner(claude, "second", options);
   }
   assert.equal(pool.ready, 3);
   assert.equal(
     (await pool.runner(claude, "synth again", { role: "synth" })).text,
     "warm: synth again",
   );
-  assert.equal((await pool.runner(claude, "x", { role: "child", cwd: b.path })).text, "cold: x");
-  assert.equal(pool.ready, 3, "a directory used once (a turn's copy, say) gets no waiting child");
+  const copy = { role: "child", cwd: b.path, scratch: true } as const;
+  assert.equal((await pool.runner(claude, "x", copy)).text, "cold: x");
+  assert.equal((await pool.runner(claude, "y", copy)).text, "cold: y");
+  assert.equal(pool.ready, 3, "a turn's copy of the workspace gets no waiting child");
+  assert.ok(fake.prepared.every((p) => p.options.cwd !== b.path));
   assert.notEqual(poolKey(claude, child), poolKey(claude, { ...child, model: "haiku" }));
   await pool.shutdown();
 });
@@ -138,8 +151,6 @@ Deno.test("warm pool: a child prepared ahead (the early synthesizer) is a ready 
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
   const synth: RunOptions = { role: "synth", access: "read-only" };
   await firstRun(pool, claude, synth);
-  await pool.runner(claude, "second", synth);
-  assert.equal(pool.ready, 1);
   const early = await pool.runner.prepare(claude, { role: "synth", access: "read-only" });
   assert.equal(pool.ready, 0, "the ready child was taken");
   assert.equal((await early.run("candidates")).text, "warm: candidates");
@@ -157,7 +168,6 @@ Deno.test("warm pool: no child is started to wait in a directory that is gone", 
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
   const scratch = await Deno.makeTempDir();
-  await firstRun(pool, claude, { role: "child", cwd: scratch });
   const run = pool.runner(claude, "hold", { role: "child", cwd: scratch });
   await Deno.remove(scratch);
   fake.release();
@@ -170,8 +180,6 @@ Deno.test("warm pool: no child is started to wait in a directory that is gone", 
 Deno.test("warm pool: refills wait until no pooled run is in flight", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
-  await firstRun(pool, claude, child);
-  await firstRun(pool, claude, { role: "synth" });
   const held = pool.runner(claude, "hold", child);
   await pool.runner(claude, "quick", { role: "synth" });
   assert.equal(fake.prepared.length, 0, "nothing started while a run is still going");
@@ -181,33 +189,30 @@ Deno.test("warm pool: refills wait until no pooled run is in flight", async () =
   await pool.shutdown();
 });
 
-Deno.test("warm pool: an idle child is reaped and its key not refilled until used again", async () => {
+Deno.test("warm pool: reaped after idleMs without a request, and started again by the next", async () => {
   const fake = fakeRunner();
   const clock = new FakeClock();
   const pool = createWarmPool(fake.runner, settings, clock);
   await firstRun(pool, claude, child);
-  await pool.runner(claude, "one", child);
   clock.advance(settings.idleMs - 1);
   assert.equal(pool.ready, 1);
   clock.advance(1);
   await Promise.resolve();
   assert.equal(pool.ready, 0);
   assert.equal(fake.prepared[0].discarded, true);
+  clock.advance(settings.idleMs * 10);
+  assert.equal(fake.prepared.length, 1, "nothing is started again while no request comes");
+  assert.equal(clock.pending, 0, "no timer left: the idle pool costs nothing");
   await pool.runner(claude, "later", child);
-  assert.deepEqual(fake.cold, ["first sighting", "one", "later"], "cold after the reaping");
-  assert.equal(pool.ready, 0, "after the reaping a key starts over");
-  await pool.runner(claude, "again", child);
-  assert.equal(pool.ready, 1);
+  assert.deepEqual(fake.cold, ["first sighting", "later"], "cold after the reaping");
+  assert.equal(pool.ready, 1, "the next request starts it again");
   await pool.shutdown();
 });
 
 Deno.test("warm pool: shutdown ends every ready child and refills nothing after", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
-  for (const options of [child, { role: "synth" } as const]) {
-    await firstRun(pool, claude, options);
-    await pool.runner(claude, "second", options);
-  }
+  for (const options of [child, { role: "synth" } as const]) await firstRun(pool, claude, options);
   await pool.shutdown();
   assert.equal(pool.ready, 0);
   assert.ok(fake.prepared.every((p) => p.discarded || p.ran));
@@ -219,21 +224,20 @@ Deno.test("warm pool: a child that died while waiting is dropped; the run goes c
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
   await firstRun(pool, claude, child);
-  await pool.runner(claude, "one", child);
   fake.prepared[0].dead = true;
   assert.equal((await pool.runner(claude, "two", child)).text, "cold: two");
   assert.equal(fake.prepared[0].discarded, true);
   await pool.shutdown();
 });
 
-Deno.test("warm pool: bounded by maxProcesses; off at size 0, with attachments, for HTTP agents", async () => {
+Deno.test("warm pool: bounded by maxProcesses, the keys used last first; off at size 0, with attachments, for HTTP agents", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, { ...settings, maxProcesses: 2 }, new FakeClock());
-  for (const cwd of ["/", "/tmp", Deno.cwd()]) {
-    await firstRun(pool, claude, { role: "child", cwd });
-    await pool.runner(claude, cwd, { role: "child", cwd });
-  }
+  const cwds = ["/", "/tmp", Deno.cwd()];
+  for (const cwd of cwds) await pool.runner(claude, cwd, { role: "child", cwd });
   assert.equal(pool.ready, 2);
+  const waiting = fake.prepared.filter((p) => !p.discarded && !p.ran).map((p) => p.options.cwd);
+  assert.deepEqual(new Set(waiting), new Set(cwds.slice(1)), "the directories used last");
   await pool.shutdown();
 
   const off = fakeRunner();
@@ -265,14 +269,12 @@ Deno.test({
     const marker = `warm-pool-test-${crypto.randomUUID()}`;
     const agent = fakeAgent("command", {}, { command: "sh", args: ["-c", `cat; : ${marker}`] });
     const pool = createWarmPool(testRunner(), settings, clock);
-    await firstRun(pool, agent, child);
     await pool.runner(agent, "first", child);
     assert.equal(pool.ready, 1);
     const idle = await eventually(async () => (await pidsRunning(marker))[0], "a started child");
     clock.advance(settings.idleMs);
     await eventually(() => isGone(idle) || undefined, `idle child ${idle} ended`);
 
-    await firstRun(pool, agent, child);
     await pool.runner(agent, "second", child);
     const kept = await eventually(
       async () => (await pidsRunning(marker)).find((pid) => pid !== idle),

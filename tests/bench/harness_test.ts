@@ -1,23 +1,8 @@
 import assert from "node:assert/strict";
-import { SseParser } from "../../scripts/bench/client.ts";
 import { parseWrkOutput } from "../../scripts/bench/load.ts";
 import { SCENARIOS, selectScenarios } from "../../scripts/bench/main.ts";
 import { TokenLatencies } from "../../scripts/bench/scenarios/passthrough.ts";
 import { largeMessagesBody } from "../../scripts/bench/scenarios/utility.ts";
-
-Deno.test("SseParser yields each frame once, across arbitrary chunk boundaries", () => {
-  const parser = new SseParser();
-  const stream = 'event: message_start\ndata: {"a":1}\n\nevent: ping\ndata: {}\r\n\r\n' +
-    'event: content_block_delta\ndata: {"t":"x"}\n\n';
-  const frames = [];
-  for (let i = 0; i < stream.length; i += 7) frames.push(...parser.push(stream.slice(i, i + 7)));
-  assert.deepEqual(frames, [
-    { event: "message_start", data: '{"a":1}' },
-    { event: "ping", data: "{}" },
-    { event: "content_block_delta", data: '{"t":"x"}' },
-  ]);
-  assert.deepEqual(parser.push("event: half\ndata: 1\n"), []);
-});
 
 Deno.test("TokenLatencies counts each stamped token once, by its first arrival", () => {
   const latencies = new TokenLatencies();

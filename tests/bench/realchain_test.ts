@@ -13,6 +13,7 @@ import {
   realchain,
 } from "../../scripts/bench/scenarios/realchain.ts";
 import { findClis } from "../../scripts/bench/realchain/clis.ts";
+import { parseSse } from "../support/sse_reader.ts";
 import {
   bareInvocation,
   childrenCpuMs,
@@ -24,7 +25,7 @@ import {
   startChainStub,
   type StubRecord,
   vendorOf,
-} from "../../scripts/bench/realchain/stub.ts";
+} from "../../scripts/bench/realchain/upstream.ts";
 import {
   coveredMs,
   parseStamps,
@@ -197,14 +198,17 @@ Deno.test("the stub answers each protocol, fails on command, and releases a hang
       stream: true,
       messages: [{ role: "user", content: "=== Tools the assistant may call ===" }],
     });
-    const sse = await claude.text();
-    assert.match(sse, /event: message_stop/);
-    assert.ok(sse.includes('{\\"kind\\":\\"tool\\"'), "an action prompt gets a proposal");
+    const records = parseSse(await claude.text());
+    assert.equal(records.at(-1)?.event, "message_stop");
+    const proposal = records.map((r) => r.data?.delta?.text ?? "").join("");
+    assert.ok(proposal.startsWith('{"kind":"tool"'), "an action prompt gets a proposal");
     const codex = await post("/v1/responses", { model: "gpt" });
     assert.equal(codex.status, 529);
     await codex.body?.cancel();
     const gemini = await post("/v1beta/models/g:streamGenerateContent?alt=sse", {});
-    assert.match(await gemini.text(), /^data: .*Draft answer from gemini/);
+    const chunks = parseSse(await gemini.text());
+    const draft = chunks.map((r) => r.data.candidates[0].content.parts[0].text).join("");
+    assert.equal(draft, "Draft answer from gemini.");
     stub.behave("claude", { delayMs: 0, fail: "hang" });
     const hanging = post("/v1/messages", {}).then((r) => r.body?.cancel(), () => {});
     while (stub.records.length < 4) await new Promise((resolve) => setTimeout(resolve, 5));

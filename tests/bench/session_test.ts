@@ -11,8 +11,8 @@ import {
   ExplicitCache,
   LOOKBACK_BLOCKS,
   type PromptBlock,
-} from "../../scripts/bench/prompt_cache.ts";
-import { startCacheUpstream } from "../../scripts/bench/cache_upstream.ts";
+} from "../support/fake_vendor/prompt_cache.ts";
+import { startCacheUpstream } from "../../scripts/bench/upstream_calls.ts";
 import {
   runSession,
   sessionAgents,

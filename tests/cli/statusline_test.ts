@@ -325,3 +325,21 @@ Deno.test("connect claude: the status line settings snippet, also as comments of
   stdout = "";
   assert.equal(await runCli(["connect", "codex", "--settings"], io), 2);
 });
+
+Deno.test("statusline: a compaction turn says so before its one call", () => {
+  const turn = {
+    turn: "t2",
+    session: "k",
+    decision: { kind: "single", reason: "compaction (x-claude-code-compaction: auto): one agent" },
+    elapsedMs: 4_000,
+    usd: 0,
+    calls: [call("claude", "running", 4_000)],
+  };
+  const live = view({ session: { turns: 2, usd: 0.01, live: turn, last: null } });
+  assert.equal(renderStatus(live), "council · compaction · claude … 4s · $0.01");
+  const starting = { ...turn, calls: [] };
+  assert.equal(
+    renderStatus(view({ session: { turns: 2, usd: 0, live: starting, last: null } })),
+    "council · compaction · single · starting · $0.00",
+  );
+});

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDir, writeScript } from "../support/temp_scripts.ts";
+import { PINNED_VERSIONS } from "../e2e/host_versions.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -87,4 +88,14 @@ Deno.test(".ci/run: no summary (e.g. a type error) is a failure", async () => {
   const run = await runCi({ testOutput: "error: Type checking failed.\\n", testExit: 1 });
   assert.equal(run.code, 1);
   assert.equal(run.lines.at(-1), "0 passed, 0 failed");
+});
+
+Deno.test(".ci/run installs the CLI versions the real-CLI tests pin", async () => {
+  const script = await Deno.readTextFile(join(ROOT, ".ci/run"));
+  const pinned = (name: string) => script.match(new RegExp(`^${name}="([^"]+)"$`, "m"))?.[1];
+  assert.equal(pinned("CLAUDE_CODE_VERSION"), PINNED_VERSIONS.claude);
+  assert.equal(pinned("CLAUDE_CODE_OLD_VERSION"), PINNED_VERSIONS.claudeOld);
+  assert.equal(pinned("CODEX_VERSION"), PINNED_VERSIONS.codex);
+  assert.equal(pinned("CODEX_OLD_VERSION"), PINNED_VERSIONS.codexOld);
+  assert.equal(pinned("GEMINI_VERSION"), PINNED_VERSIONS.gemini);
 });

@@ -23,7 +23,7 @@ interface Workflow {
   jobs: Record<string, Job>;
 }
 
-const WORKFLOWS = ["ci.yml", "release.yml"];
+const WORKFLOWS = ["ci.yml", "release.yml", "compat.yml"];
 
 async function loadWorkflow(name: string): Promise<Workflow> {
   const text = await Deno.readTextFile(join(REPO_ROOT, ".github/workflows", name));
@@ -101,4 +101,17 @@ Deno.test("release.yml: v* tags, tests first, every target smoke-tested, assets 
   const homebrew = runScripts({ on: {}, jobs: { homebrew: release.jobs.homebrew } });
   assert.match(homebrew, /scripts\/homebrew\.ts "\$GITHUB_REF_NAME" dist\/SHA256SUMS/);
   assert.match(homebrew, /--repo "\$GITHUB_REPOSITORY"/);
+});
+
+Deno.test("compat.yml: weekly with --latest, by hand too, read-only, failing visibly", async () => {
+  const workflow = await loadWorkflow("compat.yml");
+  assert.ok("schedule" in workflow.on && "workflow_dispatch" in workflow.on);
+  const text = await Deno.readTextFile(join(REPO_ROOT, ".github/workflows/compat.yml"));
+  assert.match(text, /^permissions:\n {2}contents: read$/m, "it can open nothing");
+  const run = steps(workflow).find((step) =>
+    /deno@[\d.]+ task compat --latest/.test(step.run ?? "")
+  );
+  assert.ok(run, "runs the matrix against the newest CLIs");
+  assert.equal((run as { shell?: string }).shell, "bash", "bash -o pipefail: its exit code counts");
+  assert.ok(!/continue-on-error/.test(text), "a failure fails the run");
 });

@@ -125,8 +125,9 @@ Deno.test({
       new Response(child.stderr).text().then((text) => (output += text)),
     ]);
     try {
+      // npx may first fetch Deno into this test's fresh home: the poll gets the same bound.
       const origin = await within(
-        eventually(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], "listening"),
+        eventually(() => /listening on (http:\/\/\S+)/.exec(output)?.[1], "listening", 120_000),
         "the gateway under npx",
         120_000,
       );

@@ -10,15 +10,45 @@ import { join } from "node:path";
 import { findTestCli } from "../support/agent_runner.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { connect, isolatedEnv, jsonLines, parseExports, run } from "../support/gateway_process.ts";
+import { HOST_VERSIONS } from "./host_versions.ts";
 
-export const claude = findTestCli("claude", /^2\.1\.330 \(Claude Code\)/);
-export const claudeOld = findTestCli("claude", /^2\.1\.197 \(Claude Code\)/, "claude-2.1.197");
-export const codex = findTestCli("codex", /codex-cli/);
+export { HOST_VERSIONS };
+
+const exactly = (version: string) => version.replaceAll(".", "\\.");
+
+export const claude = findTestCli(
+  "claude",
+  new RegExp(`^${exactly(HOST_VERSIONS.claude)} \\(Claude Code\\)`),
+);
+export const claudeOld = findTestCli(
+  "claude",
+  new RegExp(`^${exactly(HOST_VERSIONS.claudeOld)} \\(Claude Code\\)`),
+  `claude-${HOST_VERSIONS.claudeOld}`,
+);
+export const codex = findTestCli(
+  "codex",
+  new RegExp(`^codex-cli ${exactly(HOST_VERSIONS.codex)}$`, "m"),
+);
+export const codexOld = findTestCli(
+  "codex",
+  new RegExp(`^codex-cli ${exactly(HOST_VERSIONS.codexOld)}$`, "m"),
+  `codex-${HOST_VERSIONS.codexOld}`,
+);
+/** Each pinned Claude Code (newest, old) with where it is installed, for tests run on both. */
+export const CLAUDE_CODES = [
+  [HOST_VERSIONS.claude, claude],
+  [HOST_VERSIONS.claudeOld, claudeOld],
+] as const;
+/** Each pinned Codex (newest, old) with where it is installed, for tests run on both. */
+export const CODEXES = [[HOST_VERSIONS.codex, codex], [HOST_VERSIONS.codexOld, codexOld]] as const;
+
 for (
-  const [name, cli] of [["claude", claude], ["claude 2.1.197", claudeOld], [
-    "codex",
-    codex,
-  ]] as const
+  const [name, cli] of [
+    [`claude ${HOST_VERSIONS.claude}`, claude],
+    [`claude ${HOST_VERSIONS.claudeOld}`, claudeOld],
+    [`codex ${HOST_VERSIONS.codex}`, codex],
+    [`codex ${HOST_VERSIONS.codexOld}`, codexOld],
+  ] as const
 ) {
   if (!cli.path) console.log(`\n*** e2e hosts: ${name} tests SKIPPED: ${cli.reason} ***\n`);
 }
@@ -38,12 +68,15 @@ export function fakeCouncil(
   ];
 }
 
-/** Claude Code's environment: a scratch HOME plus exactly what `connect claude` exports. */
+/**
+ * Claude Code's environment: a scratch HOME plus exactly what `connect claude` exports for the
+ * gateway's own configuration (so the council's context window is declared as it would be).
+ */
 export async function claudeEnv(dir: string, port: number, token?: string) {
   const exports = parseExports(
     await connect(
       dir,
-      ["claude", "--port", String(port)],
+      ["claude", "--config", join(dir, "gateway.yaml"), "--port", String(port)],
       token ? { SVC_GATEWAY_TOKEN: token } : {},
     ),
   );
@@ -114,9 +147,10 @@ export async function runCodex(
   env: Record<string, string>,
   ask: string,
   extra: string[] = [],
+  cli = codex.path!,
 ) {
   const result = await run(
-    codex.path!,
+    cli,
     ["exec", "--json", "--skip-git-repo-check", ...extra, ask],
     { cwd, env },
   );

@@ -12,10 +12,11 @@ import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { connect, parseExports, spawnGateway } from "../support/gateway_process.ts";
 import {
   claude,
+  CLAUDE_CODES,
   claudeEnv,
-  claudeOld,
   codex,
   codexEnv,
+  CODEXES,
   fakeCouncil,
   runClaude,
   runCodex,
@@ -70,7 +71,7 @@ Deno.test({
   },
 });
 
-for (const [version, cli] of [["2.1.330", claude], ["2.1.197", claudeOld]] as const) {
+for (const [version, cli] of CLAUDE_CODES) {
   Deno.test({
     name: `claude code ${version}: tool loop — council proposes Read in the recovered cwd, ` +
       "host runs it, the single-agent continuation answers",
@@ -239,53 +240,64 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "codex: exec gets the council's answer as agent_message and progress as reasoning",
-  ignore: !codex.path,
-  async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-codex-answer-" });
-    const log = join(dir, "fakes.log");
-    const gateway = await spawnGateway(dir, {
-      fanOutPolicy: "always",
-      streamProgress: true,
-      defaultAgents: fakeCouncil(log, {
-        claude: "Draft from claude: 42.",
-        codex: "Draft from codex: forty-two.",
-        gemini: "Draft from gemini: 6*7.",
-      }, [{ match: "=== Candidate A ===", reply: "Council answer: 6 times 7 is 42." }]),
-    });
-    try {
-      const project = join(dir, "project");
-      await Deno.mkdir(project);
-      const out = await runCodex(project, await codexEnv(dir, gateway.port), "What is 6 times 7?");
-      assert.equal(out.code, 0, `codex failed:\n${out.stdout}\n${out.stderr}`);
-      const messages = out.items.filter((i) => i.type === "agent_message");
-      assert.deepEqual(messages.map((m) => m.text), ["Council answer: 6 times 7 is 42."]);
-      const reasoning = out.items.filter((i) => i.type === "reasoning");
-      assert.ok(
-        reasoning.some((r) => /council: 3 agents/.test(r.text ?? "")),
-        `no reasoning item with the recap:\n${out.stdout}`,
-      );
-      assert.ok(out.events.some((e) => e.type === "turn.completed"));
-      const calls = await readFakeLog(log);
-      assert.equal(calls.length, 4, "three children and one synthesizer");
-      // The cwd comes from <environment_context>: the synthesizer works in it, and each child
-      // of this fanned-out answer turn in its own copy of it, which its prompt names instead.
-      const [synth, ...children] = [...calls].sort((a, b) =>
-        Number(b.prompt.includes("=== Candidate A ===")) -
-        Number(a.prompt.includes("=== Candidate A ==="))
-      );
-      assert.equal(synth.cwd, project);
-      assert.equal(new Set(children.map((c) => c.cwd)).size, 3);
-      for (const child of children) {
-        assert.match(child.cwd, /\/council-gateway\/workspaces\/[^/]+\/child-\d$/);
-        assert.ok(child.prompt.includes(`<cwd>${child.cwd}</cwd>`), child.prompt.slice(0, 2000));
-      }
-    } finally {
-      assert.equal(await gateway.stop(), 0);
+for (const [version, cli] of CODEXES) {
+  Deno.test({
+    name: `codex ${version}: exec gets the council's answer as agent_message and progress as ` +
+      "reasoning",
+    ignore: !cli.path,
+    fn: () => codexAnswer(cli.path!),
+  });
+}
+
+async function codexAnswer(cli: string) {
+  const dir = await Deno.makeTempDir({ prefix: "e2e-codex-answer-" });
+  const log = join(dir, "fakes.log");
+  const gateway = await spawnGateway(dir, {
+    fanOutPolicy: "always",
+    streamProgress: true,
+    defaultAgents: fakeCouncil(log, {
+      claude: "Draft from claude: 42.",
+      codex: "Draft from codex: forty-two.",
+      gemini: "Draft from gemini: 6*7.",
+    }, [{ match: "=== Candidate A ===", reply: "Council answer: 6 times 7 is 42." }]),
+  });
+  try {
+    const project = join(dir, "project");
+    await Deno.mkdir(project);
+    const out = await runCodex(
+      project,
+      await codexEnv(dir, gateway.port),
+      "What is 6 times 7?",
+      [],
+      cli,
+    );
+    assert.equal(out.code, 0, `codex failed:\n${out.stdout}\n${out.stderr}`);
+    const messages = out.items.filter((i) => i.type === "agent_message");
+    assert.deepEqual(messages.map((m) => m.text), ["Council answer: 6 times 7 is 42."]);
+    const reasoning = out.items.filter((i) => i.type === "reasoning");
+    assert.ok(
+      reasoning.some((r) => /council: 3 agents/.test(r.text ?? "")),
+      `no reasoning item with the recap:\n${out.stdout}`,
+    );
+    assert.ok(out.events.some((e) => e.type === "turn.completed"));
+    const calls = await readFakeLog(log);
+    assert.equal(calls.length, 4, "three children and one synthesizer");
+    // The cwd comes from <environment_context>: the synthesizer works in it, and each child
+    // of this fanned-out answer turn in its own copy of it, which its prompt names instead.
+    const [synth, ...children] = [...calls].sort((a, b) =>
+      Number(b.prompt.includes("=== Candidate A ===")) -
+      Number(a.prompt.includes("=== Candidate A ==="))
+    );
+    assert.equal(synth.cwd, project);
+    assert.equal(new Set(children.map((c) => c.cwd)).size, 3);
+    for (const child of children) {
+      assert.match(child.cwd, /\/council-gateway\/workspaces\/[^/]+\/child-\d$/);
+      assert.ok(child.prompt.includes(`<cwd>${child.cwd}</cwd>`), child.prompt.slice(0, 2000));
     }
-  },
-});
+  } finally {
+    assert.equal(await gateway.stop(), 0);
+  }
+}
 
 Deno.test({
   name: "codex: with auth on, the connect token works and a wrong token fails clearly",

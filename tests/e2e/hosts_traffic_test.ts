@@ -10,11 +10,13 @@ import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { spawnGateway } from "../support/gateway_process.ts";
 import {
   claude,
+  CLAUDE_CODES,
   claudeEnv,
   claudeOld,
   codex,
   codexEnv,
   fakeCouncil,
+  HOST_VERSIONS,
   runClaude,
   runCodex,
   turnStarts,
@@ -69,7 +71,7 @@ Deno.test({
   },
 });
 
-for (const [version, cli] of [["2.1.330", claude], ["2.1.197", claudeOld]] as const) {
+for (const [version, cli] of CLAUDE_CODES) {
   Deno.test({
     name: `claude code ${version}: the session key stays the same across --continue`,
     ignore: !cli.path,
@@ -114,7 +116,8 @@ async function findFile(dir: string, name: string): Promise<string | undefined> 
 }
 
 Deno.test({
-  name: "claude code 2.1.330 as `connect claude` sets it up: hint headers label its turns, and " +
+  name:
+    `claude code ${HOST_VERSIONS.claude} as \`connect claude\` sets it up: hint headers label its turns, and ` +
     "the council is in its model list as claude-council",
   ignore: !claude.path,
   async fn() {

@@ -1,5 +1,5 @@
 /**
- * The council in Claude Code's own terminal UI: the real Claude Code 2.1.330 TUI runs in tmux
+ * The council in Claude Code's own terminal UI: the real Claude Code TUI (the pinned newest) runs in tmux
  * with the status line `connect claude --settings` prints, against a gateway whose fake children
  * are slow; while the turn runs, the pane's status line shows each child's state, and after it
  * the session's totals.
@@ -7,12 +7,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { findOnPath } from "../../src/base/executables.ts";
-import { findTestCli } from "../support/agent_runner.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { connect, isolatedEnv, parseExports, spawnGateway } from "../support/gateway_process.ts";
 import { eventually, within } from "../support/wait.ts";
+import { claude } from "./hosts.ts";
 
-const claude = findTestCli("claude", /^2\.1\.330 \(Claude Code\)/);
 const tmux = findOnPath("tmux", (name) => Deno.env.get(name));
 const skip = !claude.path ? claude.reason : !tmux ? "no tmux on PATH" : undefined;
 if (skip) console.log(`\n*** statusline_tui_test SKIPPED: ${skip} ***\n`);

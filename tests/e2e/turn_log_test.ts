@@ -12,6 +12,8 @@ async function oneTurn(json: boolean) {
   const synth = { match: "=== Candidate A ===", reply: "final" };
   const gateway = await spawnGateway(dir, {
     fanOutPolicy: "always",
+    // Every child spawns in its turn (a warm pool's children start between turns, under none).
+    warmPool: "off",
     logLevel: "debug",
     logJson: json,
     defaultAgents: [

@@ -77,6 +77,7 @@ Deno.test("ledger: a fanned-out turn's line holds decision, agents, every call a
   assert.equal(line.decision, "fanout");
   assert.equal(line.reason, "fanOutPolicy always");
   assert.deepEqual(line.agents, ["claude", "codex", "gemini"]);
+  assert.deepEqual(line.synthesis, { kind: "written", agent: "claude", candidates: 2 });
   assert.deepEqual(
     line.calls.map((c) => [c.label, c.role, c.status, c.costUsd]),
     [

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { EXHAUSTIVENESS_DIRECTIVE } from "../../src/council/prompt/prompts.ts";
 import { createCouncil } from "../../src/council/turn/turn.ts";
 import { byAgent, fakeAgents, testConfig } from "../support/scripted_agents.ts";
-import { deps, parseSse, post, serve } from "../support/scripted_turns.ts";
+import { deps, post, serve } from "../support/scripted_turns.ts";
+import { parseSse } from "../support/sse_reader.ts";
 import {
   claudeMain,
   claudeTitle,

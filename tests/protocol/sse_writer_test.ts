@@ -2,14 +2,8 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../support/fake_clock.ts";
 import { encodeFrame, type SseChannel, sseResponse } from "../../src/protocol/sse_writer.ts";
 import { collectTurn, TurnIncompleteError, untilAborted } from "../../src/protocol/consume_turn.ts";
-import {
-  answer,
-  done,
-  fixedTurn,
-  progress,
-  ScriptedTurn,
-  SseReader,
-} from "../support/scripted_turns.ts";
+import { answer, done, fixedTurn, progress, ScriptedTurn } from "../support/scripted_turns.ts";
+import { SseReader } from "../support/sse_reader.ts";
 import { newTurnRequest } from "../../src/council/request/turn_request.ts";
 
 const ping = () => ({ event: "ping", data: { type: "ping" } });
@@ -65,7 +59,7 @@ Deno.test("sse: a keep-alive frame goes out every keepAliveMs, also in silence",
   assert.equal((await reader.next())?.event, "ping");
   finish.resolve();
   assert.equal(await reader.next(), undefined);
-  assert.equal(reader.frames.length, 3);
+  assert.equal(reader.records.length, 3);
 });
 
 Deno.test("sse: the client cancelling the stream aborts the channel and stops keep-alives", async () => {

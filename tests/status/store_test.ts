@@ -281,3 +281,28 @@ Deno.test("status store: an observer that throws never breaks a turn", async () 
   const log = await collect(council.runTurn(testRequest(), new AbortController().signal));
   assert.deepEqual(log.outcome, { kind: "answer", text: "fine" });
 });
+
+Deno.test("status store: a turn's decision says whether the synthesizer picked or wrote", async () => {
+  const store = new StatusStore(new FakeClock());
+  const fake = fakeAgents(byAgent({
+    "claude:child": { text: "ALPHA" },
+    "codex:child": { text: "BRAVO" },
+    "gemini:child": { text: "CHARLIE" },
+    "claude:synth": { text: '{"choose": "A"}' },
+  }));
+  const council = createCouncil({
+    config: testConfig(),
+    runAgent: fake.runAgent,
+    clock: new FakeClock(),
+    random: () => 0,
+    observer: store,
+  });
+  await collect(council.runTurn(testRequest(), new AbortController().signal));
+  const [turn] = store.document(INFO).recent;
+  assert.deepEqual(turn.decision?.synthesis, {
+    kind: "picked",
+    agent: "claude",
+    picked: "codex",
+    candidates: 3,
+  });
+});

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 
 import { fakeCommandPath, fakeEnv, type FakeKnobs } from "../fixtures/fakes.ts";
-import { parseSse } from "./scripted_turns.ts";
+import { parseSse } from "./sse_reader.ts";
 import { eventually } from "./wait.ts";
 
 // ---- the process table ------------------------------------------------------------------

@@ -1,17 +1,20 @@
 /**
- * A local stand-in for a model API (Anthropic Messages or OpenAI Chat Completions): Deno.serve
- * on port 0 whose replies a test scripts per request, recording what it was sent and whether
- * the client went away mid-reply. Also builders for both APIs' SSE streams.
+ * Hand-made model API replies for tests of odd streams: the fake vendor API (fake_vendor/) with
+ * each reply built by the test (truncated, hanging, gated, malformed), builders of the Anthropic
+ * Messages and OpenAI Chat Completions SSE texts, and HTTP agent configs pointing at it.
  */
 import { type AgentConfig, AgentSchema, type HttpRunner } from "../../src/config/mod.ts";
+import { type FakeVendor, type RecordedRequest, startFakeVendor } from "./fake_vendor/mod.ts";
 
-export interface SeenRequest {
-  method: string;
-  path: string;
-  headers: Headers;
-  body: unknown;
-  /** The client's port: equal ports on two requests mean one reused connection. */
-  clientPort: number;
+/** A request as the stub saw it (the fake vendor's record). */
+export type SeenRequest = RecordedRequest;
+
+/** A synthesizer's prompt on an answer turn is the only one that shows candidates. */
+export const SYNTH_MARK = "=== Candidate A ===";
+
+/** Whether a request is a synthesizer's (its whole body holds the candidates). */
+export function isSynthesis(request: SeenRequest): boolean {
+  return JSON.stringify(request.body).includes(SYNTH_MARK);
 }
 
 /** What the stub answers a request with, given the request and its number (0-based). */
@@ -20,49 +23,18 @@ export type StubHandler = (
   index: number,
 ) => Response | Promise<Response>;
 
-export interface Stub extends AsyncDisposable {
-  origin: string;
-  requests: SeenRequest[];
-  /** Resolves when a streamed reply was cancelled by the client (it closed the connection). */
-  clientGone: Promise<void>;
-}
+export type Stub = FakeVendor;
 
 const encoder = new TextEncoder();
 
-/** Starts a stub on 127.0.0.1:0. Dispose it (`await using`) to stop it. */
+/** The fake vendor API answering every request with `handler`'s own response. */
 export function startStub(handler: StubHandler): Stub {
-  const requests: SeenRequest[] = [];
-  let gone!: () => void;
-  const clientGone = new Promise<void>((resolve) => (gone = resolve));
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (request, info) => {
-      const text = await request.text();
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch { /* kept as text */ }
-      const seen: SeenRequest = {
-        method: request.method,
-        path: new URL(request.url).pathname,
-        headers: request.headers,
-        body,
-        clientPort: info.remoteAddr.port,
-      };
-      requests.push(seen);
-      request.signal.addEventListener("abort", () => gone(), { once: true });
-      const response = await handler(seen, requests.length - 1);
-      return response;
-    },
-  );
-  return {
-    origin: `http://127.0.0.1:${server.addr.port}`,
-    requests,
-    clientGone,
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-    },
-  };
+  return startFakeVendor({
+    rules: [{
+      match: {},
+      answer: (request) => ({ response: () => handler(request, request.index) }),
+    }],
+  });
 }
 
 /** An SSE frame. */

@@ -4,7 +4,7 @@
  * entries that run each one through the stamping wrapper.
  */
 import { join } from "node:path";
-import type { Vendor } from "./stub.ts";
+import type { Vendor } from "./upstream.ts";
 
 export const VENDORS: readonly Vendor[] = ["claude", "codex", "gemini"];
 

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { ADAPTERS } from "../../../src/agents/adapters.ts";
 import { MODELS, pointingArgs, pointingEnv } from "./clis.ts";
-import { type ChainStub, epochNow, type Vendor } from "./stub.ts";
+import { type ChainStub, epochNow, type Vendor } from "./upstream.ts";
 
 /** A start-up switch: variables and/or arguments added to a CLI's invocation. */
 export interface Switch {

@@ -3,7 +3,7 @@
  * send and end of reply, the wrapper's start and exit stamps of every CLI process, and the
  * stub's request arrivals and reply times (all epoch milliseconds). Pure functions only.
  */
-import type { StubRecord, Vendor } from "./stub.ts";
+import type { StubRecord, Vendor } from "./upstream.ts";
 
 /** One CLI process as the wrapper stamped it. */
 export interface Stamp {

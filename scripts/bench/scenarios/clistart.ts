@@ -23,7 +23,7 @@ import {
   runDirect,
   type Switch,
 } from "../realchain/direct_cli.ts";
-import { startChainStub, type Vendor } from "../realchain/stub.ts";
+import { startChainStub, type Vendor } from "../realchain/upstream.ts";
 
 /** Candidate start-up switches per CLI: each meant to cut start-up without changing answers. */
 export const SWITCHES: Readonly<Record<Vendor, Switch[]>> = {

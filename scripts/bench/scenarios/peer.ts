@@ -19,7 +19,8 @@
  * repository.
  */
 import { join } from "node:path";
-import { epochOffset, messagesBody, SseParser, streamMessages } from "../client.ts";
+import { epochOffset, messagesBody, streamMessages } from "../client.ts";
+import { SseDecoder } from "../../../tests/support/sse_reader.ts";
 import { type ServerProcess, serverProcess, spawnLogged, startGateway } from "../processes.ts";
 import { answerOf, RawClient } from "../raw_client.ts";
 import { type Figure, summarize, type Summary } from "../results.ts";
@@ -142,7 +143,7 @@ const STAMPED = /t(\d+)@(\d+)/g;
 /** The answer's deltas as they arrive, and the last stamped token's travel time (ms). */
 class StampReader {
   #decoder = new TextDecoder();
-  #sse = new SseParser();
+  #sse = new SseDecoder();
   answer = "";
   last = NaN;
 
@@ -152,7 +153,7 @@ class StampReader {
     const epochMs = receivedAt + this.epochOffset;
     for (const event of this.#sse.push(this.#decoder.decode(bytes, { stream: true }))) {
       if (event.event !== "content_block_delta") continue;
-      const delta = JSON.parse(event.data).delta;
+      const delta = event.data?.delta;
       if (delta?.type !== "text_delta") continue;
       this.answer += delta.text;
       for (const match of (delta.text as string).matchAll(STAMPED)) {

@@ -27,7 +27,7 @@ import {
   proposedFile,
   startChainStub,
   type Vendor,
-} from "../realchain/stub.ts";
+} from "../realchain/upstream.ts";
 import { parseStamps, type TurnTimeline, turnTimeline } from "../realchain/timeline.ts";
 
 export type TurnKind = "answer" | "action";
@@ -99,10 +99,10 @@ async function sendTurn(origin: string, kind: TurnKind, run: number): Promise<Tu
   const turn = await streamMessages(origin, chainTurnBody(kind, run), {
     onEvent(event) {
       if (event.event === "content_block_start") {
-        const block = JSON.parse(event.data).content_block;
+        const block = event.data?.content_block;
         if (block?.type === "tool_use") toolName = block.name;
       } else if (event.event === "content_block_delta") {
-        const delta = JSON.parse(event.data).delta;
+        const delta = event.data?.delta;
         if (delta?.type === "input_json_delta") toolInput += delta.partial_json;
       }
     },
@@ -188,12 +188,13 @@ async function startVariants(
 ): Promise<Variant[]> {
   const pool = Deno.env.get("REALCHAIN_WARM_POOL") !== "0";
   const roots: Omit<Variant, "stampsPath">[] = [
-    { label: "this code", repoRoot: context.repoRoot },
+    // The warm pool is on by default: the first column is this code without it.
+    { label: "this code", repoRoot: context.repoRoot, config: { warmPool: "off" } },
     ...(pool
       ? [{
         label: "this code, warmPool",
         repoRoot: context.repoRoot,
-        config: { warmPool: { size: 1 } },
+        config: { warmPool: "on" },
         settleMs: Number(Deno.env.get("REALCHAIN_SETTLE_MS") ?? 4000),
       }]
       : []),
@@ -238,9 +239,9 @@ async function measure(
   const problems: string[] = [];
   const warmUp = runs(context, 1, 0);
   const count = runs(context, Number(Deno.env.get("REALCHAIN_RUNS")) || 10, 1);
-  // A warm pool keeps a key warm from its second run on, and a key includes the children's
+  // A warm pool keeps a key warm from its first run on, and a key includes the children's
   // access (an action turn's read-only children are not an answer turn's): without warm-up
-  // turns (quick), two unmeasured action turns first, so that the measured action turn is warm.
+  // turns (quick), unmeasured action turns first, so that the measured action turn is warm.
   for (const variant of variants) {
     if (warmUp > 0 || !variant.settleMs) continue;
     for (let i = 0; i < 2; i++) {

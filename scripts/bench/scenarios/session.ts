@@ -3,7 +3,7 @@
  * about 400k characters) through the real gateway, fanned out on every request to three HTTP
  * children — two Anthropic (one with a small `contextTokens`, so its prompts are elided) and
  * one OpenAI-compatible — on a stub upstream that reports cache reads and writes by prefix as
- * the real APIs do (cache_upstream.ts). Per host request: bytes and estimated tokens sent to
+ * the real APIs do (upstream_calls.ts). Per host request: bytes and estimated tokens sent to
  * each child, the share repeating its previous call, the share read from the cache, and USD
  * with and without caching. Targets: no child over its budget; Anthropic children read ≥ 80 %
  * of their input from the cache after the first request; the session costs ≤ 0.35× uncached.
@@ -16,7 +16,7 @@ import {
   CALLER_HEADER,
   startCacheUpstream,
   type UpstreamCall,
-} from "../cache_upstream.ts";
+} from "../upstream_calls.ts";
 import { streamMessages } from "../client.ts";
 import { startGateway } from "../processes.ts";
 import { type Figure, target } from "../results.ts";
@@ -37,7 +37,7 @@ const OUTPUT_TOKENS = 50;
 const SMALL_BUDGET = 60_000;
 
 /** The stub's replies: distinct proposals per child (so the synthesizer picks), then a pick. */
-export function sessionReply(call: UpstreamCall): string {
+export function sessionReply(call: Pick<UpstreamCall, "text" | "caller">): string {
   if (call.text.includes("=== Proposed next steps ===")) return '{"choose": 1}';
   if (call.text.includes('{"kind":"tool","name":')) {
     return JSON.stringify({

@@ -6,14 +6,19 @@ import type { AgentResult } from "../../agents/types.ts";
 
 /** Why the council ended a call early. */
 export interface CutOff {
-  /** `quorum`: enough answers were in; `retries`: the child kept retrying a failing upstream. */
-  kind: "quorum" | "retries";
+  /**
+   * `quorum`: enough answers were in; `retries`: the child kept retrying a failing upstream;
+   * `decided`: what the council needed from the call is in (a synthesizer's pick).
+   */
+  kind: "quorum" | "retries" | "decided";
   why: string;
   /**
    * Cut at the quorum without a grace because the agent's last call had failed: its silence is
    * taken as the same failure going on.
    */
   suspect?: boolean;
+  /** Cut at the quorum without a grace because its upstream was failing (a retry, no output). */
+  upstream?: boolean;
 }
 
 /** A call's own stop switch: the turn's abort ends it, and the council may cut it off. */
@@ -22,6 +27,8 @@ export class CallControl {
   #turnSignal: AbortSignal;
   #onTurnAbort = () => this.#controller.abort();
   #cutOff: CutOff | undefined;
+  #upstreamFailing = false;
+  #onUpstreamFailure: (() => void) | undefined;
 
   constructor(turnSignal: AbortSignal) {
     this.#turnSignal = turnSignal;
@@ -36,6 +43,22 @@ export class CallControl {
   /** The cut-off that ended the call, if one did. */
   get cutOff(): CutOff | undefined {
     return this.#cutOff;
+  }
+
+  /** The child announced an upstream failure (a retry) and has shown no output since. */
+  get upstreamFailing(): boolean {
+    return this.#upstreamFailing;
+  }
+
+  /** The child's upstream failed (it retries), or it healed (output came after a retry). */
+  upstream(state: "failing" | "healed"): void {
+    this.#upstreamFailing = state === "failing";
+    if (this.#upstreamFailing) this.#onUpstreamFailure?.();
+  }
+
+  /** Tells `listener` of each upstream failure the child announces. */
+  onUpstreamFailure(listener: () => void): void {
+    this.#onUpstreamFailure = listener;
   }
 
   /** Ends the call now, unless it is already ending. */

@@ -78,6 +78,7 @@ export async function callAgent(
   const runOptions: RunOptions = {
     role: options.role,
     cwd: options.cwd ?? turn.request.cwd,
+    scratch: options.cwd !== undefined && options.cwd !== turn.request.cwd,
     access: options.access,
     model: options.model,
     signal: control.signal,
@@ -98,6 +99,8 @@ export async function callAgent(
         const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
         control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
       }
+      if (event.type === "retry") control.upstream("failing");
+      else if (event.type === "text" || event.type === "activity") control.upstream("healed");
     },
   };
   let result: AgentResult;
@@ -111,8 +114,12 @@ export async function callAgent(
     if (!options.control) control.dispose();
   }
   if (options.writesAnswer) passOn(turn, agent, options.textFilter?.flush() ?? "");
-  const cutOff = control.settle(result);
-  if (cutOff) result = cutOffResult(result, cutOff);
+  const settled = control.settle(result);
+  // A call ended once its reply was decided did what it was for: it succeeded.
+  const cutOff = settled?.kind === "decided" ? undefined : settled;
+  if (settled?.kind === "decided") {
+    result = { ...result, ok: true, aborted: false, error: undefined };
+  } else if (cutOff) result = cutOffResult(result, cutOff);
   turn.meter.add(result.usage);
   const call = callRecord(agent, options, result, cutOff);
   turn.calls.push(call);
@@ -226,7 +233,7 @@ function callRecord(
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     usage: result.usage,
-    ...(cutOff ? { cutOff: cutOff.kind } : {}),
+    ...(cutOff && cutOff.kind !== "decided" ? { cutOff: cutOff.kind } : {}),
   };
 }
 

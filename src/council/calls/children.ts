@@ -89,9 +89,11 @@ class QuorumWait {
   #quorum: number;
   #finished: ChildReply[] = [];
   #running: Set<number>;
-  #timer: TimerId | undefined;
-  /** The quorum came: stragglers were cut or given their grace, once. */
-  #quorumMet = false;
+  #timers = new Map<number, TimerId>();
+  /** Children cut at the end of their grace. */
+  #graceEnded = new Set<number>();
+  /** When the quorum came (stragglers were cut or given their grace, once). */
+  #quorumAt: number | undefined;
   /** The rest were cut off: the wait is over. */
   #over = false;
 
@@ -108,11 +110,13 @@ class QuorumWait {
     const { minAnswers } = turn.env.config.quorum;
     this.#quorum = children.length > 1 ? Math.min(minAnswers, children.length) : 0;
     this.#running = new Set(children.keys());
+    controls.forEach((control, i) => control.onUpstreamFailure(() => this.#upstreamFailed(i)));
   }
 
   finished(index: number, reply: ChildReply): void {
     this.#running.delete(index);
     this.#finished.push(reply);
+    this.#learn(index, reply);
     if (this.#over || this.#quorum === 0 || this.#running.size === 0) return;
     if (this.#turn.signal.aborted) return;
     const decided = this.#rule.decided?.(this.#finished, this.#children.length);
@@ -120,53 +124,115 @@ class QuorumWait {
       this.#turn.progress(`${decided} — not waiting for ${this.#waitingOn()}`, "info");
       return this.#cutRest(decided);
     }
-    if (this.#quorumMet) return;
+    if (this.#quorumAt !== undefined) return;
     const usable = this.#finished.filter((r) => this.#rule.usable(r)).length;
     if (usable < this.#quorum) return;
-    this.#quorumMet = true;
+    this.#quorumAt = this.#turn.env.clock.now();
+    // Those in before the quorum were on time.
+    for (const r of this.#finished) {
+      if (this.#rule.usable(r)) this.#turn.env.lateness.record(r.child.agent.name, 0);
+    }
     const answersIn = `quorum: ${usable} of ${this.#children.length} answers in`;
     this.#cutSuspects(answersIn);
-    const graced = [...this.#running].filter((i) => !this.#controls[i].cutOff)
-      .map((i) => this.#children[i].label);
+    this.#grace(answersIn);
+  }
+
+  /** Each straggler still running gets the grace its agent's usual lateness earns. */
+  #grace(answersIn: string): void {
+    const graced = [...this.#running].filter((i) => !this.#controls[i].cutOff);
     if (graced.length === 0) return;
-    const { graceMs } = this.#turn.env.config.quorum;
-    const grace = tenthSeconds(graceMs);
-    this.#turn.progress(
-      `${answersIn} — ${graced.join(", ")} ${graced.length === 1 ? "gets" : "get"} ${grace} more`,
-      "info",
-    );
-    const why = `quorum of ${this.#quorum} answers reached, ${grace} grace over`;
-    this.#timer = this.#turn.env.clock.setTimeout(() => this.#cutRest(why), graceMs);
+    const { lateness, clock } = this.#turn.env;
+    const graces = graced.map((i) => lateness.graceFor(this.#children[i].agent.name));
+    const labels = graced.map((i) => this.#children[i].label);
+    const same = graces.every((g) => g === graces[0]);
+    const given = same
+      ? `${labels.join(", ")} ${graced.length === 1 ? "gets" : "get"} ${
+        tenthSeconds(graces[0])
+      } more`
+      : labels.map((label, k) => `${label} gets ${tenthSeconds(graces[k])} more`).join(", ");
+    this.#turn.progress(`${answersIn} — ${given}`, "info");
+    graced.forEach((i, k) => {
+      const why = `quorum of ${this.#quorum} answers reached, ${
+        tenthSeconds(graces[k])
+      } grace over`;
+      const end = () => {
+        this.#graceEnded.add(i);
+        this.#cut(i, { kind: "quorum", why });
+      };
+      this.#timers.set(i, clock.setTimeout(end, graces[k]));
+    });
+  }
+
+  /** A child's lateness behind the quorum, when the quorum had come and it answered. */
+  #learn(index: number, reply: ChildReply): void {
+    if (this.#quorumAt === undefined || this.#turn.signal.aborted) return;
+    const agent = this.#children[index].agent.name;
+    const late = this.#turn.env.clock.now() - this.#quorumAt;
+    if (this.#rule.usable(reply)) this.#turn.env.lateness.record(agent, late);
+    // Cut at the grace's end having shown nothing: at least that late (so a slow agent's grace
+    // grows toward its lateness; two such misses in a row count as a failure, health.ts).
+    else if (this.#graceEnded.has(index) && reply.cutOff) {
+      this.#turn.env.lateness.record(agent, late);
+    }
   }
 
   /**
    * Stragglers whose agent's last call failed get no grace: a CLI retrying a failing upstream
    * may say nothing for seconds, and after a failure its silence most likely means more of it.
+   * Nor do those whose upstream is failing right now (a retry, and no output since).
    */
   #cutSuspects(answersIn: string): void {
-    const suspects = [...this.#running].filter((i) =>
+    const running = [...this.#running];
+    const failing = running.filter((i) => this.#controls[i].upstreamFailing);
+    for (const i of failing) this.#cutFailing(i, answersIn);
+    const suspects = running.filter((i) =>
+      !failing.includes(i) &&
       this.#turn.env.health.statusOf(this.#children[i].agent.name).failuresInRow > 0
     );
     if (suspects.length === 0) return;
     const labels = suspects.map((i) => this.#children[i].label).join(", ");
     this.#turn.progress(`${answersIn} — not waiting for ${labels}: last call failed`, "info");
     const why = `quorum of ${this.#quorum} answers reached; its last call had failed`;
-    for (const i of suspects) this.#controls[i].cut({ kind: "quorum", why, suspect: true });
+    for (const i of suspects) this.#cut(i, { kind: "quorum", why, suspect: true });
+  }
+
+  /** A child announced an upstream failure: with the quorum in, it is not waited for. */
+  #upstreamFailed(index: number): void {
+    if (this.#quorumAt === undefined || this.#over || !this.#running.has(index)) return;
+    const answersIn = `quorum: ${
+      this.#finished.filter((r) => this.#rule.usable(r)).length
+    } of ${this.#children.length} answers in`;
+    this.#cutFailing(index, answersIn);
+  }
+
+  #cutFailing(index: number, answersIn: string): void {
+    if (this.#controls[index].cutOff) return;
+    const label = this.#children[index].label;
+    this.#turn.progress(`${answersIn} — not waiting for ${label}: its upstream is failing`, "info");
+    const why = `quorum of ${this.#quorum} answers reached; its upstream is failing`;
+    this.#cut(index, { kind: "quorum", why, upstream: true });
   }
 
   stop(): void {
-    if (this.#timer !== undefined) this.#turn.env.clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
+    for (const timer of this.#timers.values()) this.#turn.env.clock.clearTimeout(timer);
+    this.#timers.clear();
+    this.#turn.env.lateness.save();
   }
 
   #waitingOn(): string {
     return [...this.#running].map((i) => this.#children[i].label).join(", ");
   }
 
+  #cut(index: number, cutOff: CutOff): void {
+    const timer = this.#timers.get(index);
+    if (timer !== undefined) this.#turn.env.clock.clearTimeout(timer);
+    this.#timers.delete(index);
+    this.#controls[index].cut(cutOff);
+  }
+
   #cutRest(why: string): void {
-    this.stop();
     this.#over = true;
-    for (const i of this.#running) this.#controls[i].cut({ kind: "quorum", why });
+    for (const i of this.#running) this.#cut(i, { kind: "quorum", why });
   }
 }
 

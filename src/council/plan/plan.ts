@@ -215,12 +215,27 @@ function backgroundPlan(
   };
 }
 
+/**
+ * A compaction runs one child: agent 0, the synthesizer, on its configured model (never a
+ * cheap one), with no directive. N agents summarising one transcript would cost N+1 summaries
+ * for one that is kept.
+ */
+function compactionPlan(agents: readonly AgentConfig[], why: string): RunPlan {
+  const agent = agents[0];
+  return {
+    kind: "single",
+    reason: `compaction (${why}): one agent, the synthesizer`,
+    child: { index: 0, agentIndex: 0, agent, label: agent.name, directive: false },
+  };
+}
+
 /** Decides everything that needs no model call. `defaultAgents` must not be empty. */
 export function planTurn(
   request: Pick<TurnRequest, "model" | "continuation" | "ask" | "traffic">,
   settings: PlanSettings,
 ): TurnPlan {
   const agents = settings.defaultAgents;
+  if (request.traffic?.compaction) return compactionPlan(agents, request.traffic.reason);
   if (isBackgroundModel(request.model) || request.traffic?.housekeeping) {
     return backgroundPlan(agents, request);
   }

@@ -87,17 +87,21 @@ export function candidateLabel(i: number): string {
 }
 
 /** A candidate as the synthesizer sees it: its reply, and its diff when it changed files. */
-interface SynthesisCandidate {
+export interface SynthesisCandidate {
   text: string;
   /** Its changes to its own copy of the workspace; undefined when that turn had no copies. */
   diff?: string;
 }
 
-/** The synthesizer's prompt on an answer turn; candidates arrive already shuffled. */
+/**
+ * The synthesizer's prompt on an answer turn; candidates arrive already shuffled. With `pick`
+ * it may send one candidate as written (pick_decider.ts) instead of writing the answer.
+ */
 export function synthesisPrompt(
   conversation: Conversation,
   candidates: readonly SynthesisCandidate[],
   fit: PromptFit,
+  pick = false,
 ): StructuredPrompt {
   const withChanges = candidates.some((c) => c.diff);
   const drafts = candidates.map(({ text, diff }, i) => {
@@ -122,10 +126,29 @@ export function synthesisPrompt(
     },
     {
       title: "Your task",
-      body: (withChanges ? [...CHANGES_TASK, "", ...task] : task).join("\n"),
+      body: [
+        ...(pick ? [...(withChanges ? PICK_WITH_CHANGES : PICK), ""] : []),
+        ...(withChanges ? [...CHANGES_TASK, ""] : []),
+        ...task,
+      ].join("\n"),
     },
   ], fit);
 }
+
+/** Sending one candidate as written: the fast way out when nothing needs combining or fixing. */
+const PICK = [
+  "If one candidate is the best reply as it stands (nothing to add from the others, nothing",
+  'to fix), reply with only `{"choose": "<its letter>"}`, for example `{"choose": "B"}`, and',
+  "nothing else: that candidate is sent to the user exactly as written. Otherwise, when the",
+  "candidates complement each other or all of them are flawed, write the reply yourself:",
+];
+
+const PICK_WITH_CHANGES = [
+  "If one candidate's reply and its file changes are the best as they stand (nothing to add",
+  'from the others, nothing to fix), reply with only `{"choose": "<its letter>"}`, for example',
+  '`{"choose": "B"}`, and nothing else: its reply is sent to the user exactly as written and',
+  "its changes are applied. Otherwise, write the reply yourself as follows.",
+];
 
 /** How the synthesizer chooses among candidates' file changes (see change_choice.ts). */
 const CHANGES_TASK = [

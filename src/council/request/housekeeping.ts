@@ -22,6 +22,11 @@ const TOPIC = /\bnew\s+(?:conversation\s+)?topic\b|\bisNewTopic\b/i;
 /** Demands a reply that is one line, one word or only JSON. */
 const ONE_LINE =
   /\b(?:respond|reply|answer|output|return)\b[^\n]{0,60}\b(?:only|just|exactly|single)\b[^\n]{0,40}\b(?:json|line|word|sentence)\b/i;
+/**
+ * Codex's compaction ask names itself (its marker phrase, not its wording); with no tools
+ * declared it is a compaction whatever the turn metadata says.
+ */
+const CHECKPOINT = /\bcontext\s+checkpoint\s+compaction\b/i;
 /** Forbids tools for this reply (a host compacting its context says so). */
 const NO_TOOLS =
   /\b(?:do not|don't|never|without)\s+(?:call(?:ing)?|us(?:e|ing))\s+(?:any\s+)?tools?\b|\btext only\b/i;
@@ -55,19 +60,39 @@ function shapeVerdict(input: Pick<TurnInput, "system" | "transcript" | "tools" |
   if (declared === 0 && ONE_LINE.test(ask) && ask.length <= 4000) {
     return "a short utility ask demanding a one-line or JSON reply, with no tools";
   }
-  if (SUMMARY.test(ask) && NO_TOOLS.test(ask)) return "a compaction request (summary, no tools)";
+  return undefined;
+}
+
+/** Why a request is a compaction by its shape, or undefined (the label is checked elsewhere). */
+function compactionShape(
+  input: Pick<TurnInput, "system" | "transcript" | "tools" | "hints">,
+  labelled: boolean,
+): string | undefined {
+  const ask = classifyAsk(input.transcript);
+  const declared = Math.max(input.tools.length, input.hints?.declaredTools ?? 0);
+  if (declared === 0 && CHECKPOINT.test(ask)) {
+    return "a compaction request (context checkpoint, no tools)";
+  }
+  // Without a label only: a user may ask for a tool-less summary in a labelled main turn.
+  if (!labelled && SUMMARY.test(ask) && NO_TOOLS.test(ask)) {
+    return "a compaction request (summary, no tools)";
+  }
   return undefined;
 }
 
 /**
- * The host's label decides when present (Claude Code's request class, Codex's turn metadata);
- * otherwise the request's shape: a title, summary or topic request, a short JSON reply with no
- * tools, a utility ask demanding one line, or a summary that forbids tools (compaction).
+ * A compaction, labelled or by its shape, is marked as one (it runs one agent, the synthesizer).
+ * Otherwise the host's label decides when present (Claude Code's request class, Codex's turn
+ * metadata); else the request's shape: a title, summary or topic request, a short JSON reply
+ * with no tools, or a utility ask demanding one line.
  */
 export function classifyTraffic(
   input: Pick<TurnInput, "system" | "transcript" | "tools" | "hints">,
 ): TrafficVerdict {
   const labelled = input.hints?.requestClass;
+  if (labelled?.compaction) return { housekeeping: true, reason: labelled.label, compaction: true };
+  const compaction = compactionShape(input, labelled !== undefined);
+  if (compaction) return { housekeeping: true, reason: compaction, compaction: true };
   if (labelled) return { housekeeping: labelled.housekeeping, reason: labelled.label };
   const shape = shapeVerdict(input);
   return shape

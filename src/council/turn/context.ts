@@ -10,11 +10,18 @@ import type { Isolator } from "../../workspace/isolation.ts";
 import { AnswerWriter } from "../answer/answer.ts";
 import { TurnMeter } from "./turn_cost.ts";
 import { allFailedNotice, CANCELLED_NOTICE, type Failure } from "./notices.ts";
-import { type LineLevel, Narrator, recapLine } from "./progress.ts";
+import { type LineLevel, Narrator, recapLine, synthesisNote } from "./progress.ts";
 import { oneLine } from "../../base/text.ts";
 import type { TurnJournal, TurnStart } from "../journal.ts";
 import type { AgentHealth } from "../calls/health.ts";
-import type { CallRecord, TurnDecision, TurnRecord } from "../records.ts";
+import type { Lateness } from "../calls/lateness.ts";
+import type {
+  CallRecord,
+  TurnDecision,
+  TurnRecord,
+  TurnSignals,
+  TurnSynthesis,
+} from "../records.ts";
 import type { Sessions, Ticket } from "../session.ts";
 import type { TurnObserver } from "../observer.ts";
 import type { Outcome, TurnEvent, TurnRequest } from "../types.ts";
@@ -30,6 +37,8 @@ export interface TurnEnv {
   sessions: Sessions;
   /** Each agent's recent failures and cool-down, across turns. */
   health: AgentHealth;
+  /** Each agent's usual lateness behind the quorum, and the grace it earns. */
+  lateness: Lateness;
   onTurnEnd?: (record: TurnRecord) => void;
   journal?: TurnJournal;
   /** Makes isolated workspaces for fanned-out answer turns (none: children run read-only). */
@@ -78,6 +87,8 @@ export class TurnContext {
   readonly windingDown: Promise<void>[] = [];
   /** The synthesizer started as the children start, on fanned-out turns. */
   earlySynth: StartedSynthesizer | undefined;
+  /** What the deciding step records for outcome signals (the chosen call, the synthesis). */
+  signals: TurnSignals = {};
 
   constructor(
     env: TurnEnv,
@@ -141,7 +152,20 @@ export class TurnContext {
   recap(soFar = false): string {
     const wallMs = this.env.clock.now() - this.startedAt;
     const line = recapLine(this.consulted, wallMs, this.meter.calls, this.meter.usd);
-    return `${line}${soFar ? " so far" : ""}${this.cutOffs.map((c) => ` · ${c}`).join("")}`;
+    const { synthesis } = this.decision;
+    return `${line}${soFar ? " so far" : ""}${this.cutOffs.map((c) => ` · ${c}`).join("")}${
+      synthesis && !soFar ? ` · ${synthesisNote(synthesis, "past")}` : ""
+    }`;
+  }
+
+  /**
+   * The synthesizer decided how the answer comes to be (undefined: no synthesizer's answer is
+   * sent after all): for the record and the status API.
+   */
+  synthesized(synthesis: TurnSynthesis | undefined): void {
+    const { synthesis: _, ...decision } = this.decision;
+    this.decision = synthesis ? { ...decision, synthesis } : decision;
+    this.env.observer.turnDecided(this.request.id, this.decision);
   }
 
   /** No agent produced anything: a normal answer naming each failure, flagged as failed. */
@@ -159,7 +183,15 @@ export class TurnContext {
   #beginAnswer(): void {
     // The progress channel closes now. While the answering call still runs its cost is not
     // known yet, so the recap says "so far" (the log's closing recap has the final figures).
-    const recap = `${this.recap(this.narrator.waitingOn().length > 0)} · writing the answer`;
+    const { synthesis } = this.decision;
+    const soFar = this.narrator.waitingOn().length > 0;
+    // recap() carries the synthesis note once nothing runs any more.
+    const closing = !synthesis
+      ? " · writing the answer"
+      : soFar
+      ? ` · ${synthesisNote(synthesis, "now")}`
+      : "";
+    const recap = `${this.recap(soFar)}${closing}`;
     this.emit({ type: "progress", text: recap });
     this.answerStarted = true;
   }

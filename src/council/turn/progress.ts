@@ -5,6 +5,7 @@
 import type { Clock, TimerId } from "../../base/clock.ts";
 import type { AgentEvent, AgentResult, UpstreamRetry } from "../../agents/types.ts";
 import { oneLine } from "../../base/text.ts";
+import type { TurnSynthesis } from "../records.ts";
 
 export type LineLevel = "warn" | "info" | "debug";
 /** Where narrated lines go (the turn decides whether they still reach the progress channel). */
@@ -81,6 +82,18 @@ function retryLine(label: string, retry: UpstreamRetry): string {
     ? ""
     : ` ${retry.attempt}${retry.maxAttempts === undefined ? "" : `/${retry.maxAttempts}`}`;
   return `${label}: upstream retry${count}${retry.reason ? ` (${oneLine(retry.reason)})` : ""}`;
+}
+
+/**
+ * `picked codex's answer`, or `writing the answer from 3 candidates` while the synthesizer still
+ * writes (`now`) and `wrote …` once it is done (`past`).
+ */
+export function synthesisNote(synthesis: TurnSynthesis, tense: "now" | "past"): string {
+  if (synthesis.kind === "picked") return `picked ${synthesis.picked}'s answer`;
+  const n = synthesis.candidates;
+  return `${tense === "now" ? "writing" : "wrote"} the answer from ${n} candidate${
+    n === 1 ? "" : "s"
+  }`;
 }
 
 /** `council: 3 agents (claude, codex, gemini) · 41.2s · 4 calls · $0.1234` */

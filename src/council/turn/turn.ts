@@ -11,6 +11,7 @@ import { actionTurn } from "../action/action_turn.ts";
 import { answerTurn } from "../answer/answer_turn.ts";
 import { admitTurn } from "./admission.ts";
 import { AgentHealth, type AgentHealthStatus } from "../calls/health.ts";
+import { type GraceSettings, Lateness, type LatenessStore } from "../calls/lateness.ts";
 import type { TurnJournal } from "../journal.ts";
 import { NO_AGENTS_NOTICE } from "./notices.ts";
 import { oneLine } from "../../base/text.ts";
@@ -20,6 +21,7 @@ import { redactedEvents } from "./redacted.ts";
 import { type Sessions, SessionStore } from "../session.ts";
 import { TurnContext, type TurnEnv } from "./context.ts";
 import { finishTurn } from "./end.ts";
+import { resolvedCalls } from "../action/outcome_signals.ts";
 import { guardObserver, NO_OBSERVER, type TurnObserver } from "../observer.ts";
 import { planStep } from "./planning.ts";
 import type { Outcome, RunTurn, TurnEvent, TurnRequest } from "../types.ts";
@@ -46,6 +48,8 @@ interface CouncilDeps {
   isolator?: Isolator;
   /** Told about every turn and call as it runs (live status). */
   observer?: TurnObserver;
+  /** Keeps the agents' lateness behind the quorum between runs (default: learned afresh). */
+  latenessStore?: LatenessStore;
 }
 
 interface Council {
@@ -74,6 +78,7 @@ export function createCouncil(deps: CouncilDeps): Council {
     random: deps.random ?? Math.random,
     sessions: deps.sessions ?? new SessionStore(deps.config.sessionCapacity),
     health: new AgentHealth(deps.config.health, clock),
+    lateness: new Lateness(graceSettings(deps.config), deps.latenessStore),
     onTurnEnd: (record) => {
       try {
         deps.onTurnEnd?.(record);
@@ -136,6 +141,20 @@ async function runTurn(turn: TurnContext): Promise<void> {
   }
 }
 
+/**
+ * Outcome signals: what the host's tool_results in this request say became of calls a council
+ * chose in this session's earlier turns, recorded before this turn runs.
+ */
+function recordResolvedCalls(turn: TurnContext): void {
+  const at = turn.env.clock.now();
+  const session = turn.request.sessionKey;
+  for (const call of resolvedCalls(turn.request.transcript)) {
+    turn.log.info("chosen call of turn {of}: {result}", { of: call.turn, result: call.result });
+    turn.journal((journal) => journal.resolved?.(session, call, at));
+    turn.env.observer.callResolved?.(session, call, at);
+  }
+}
+
 async function runSteps(turn: TurnContext): Promise<void> {
   const { config, sessions } = turn.env;
   const request = turn.request;
@@ -158,6 +177,7 @@ async function runSteps(turn: TurnContext): Promise<void> {
     continuation: request.continuation,
     startedAt: turn.startedAt,
   });
+  recordResolvedCalls(turn);
   if (request.cwdNote) turn.progress(request.cwdNote, "info");
   if (config.defaultAgents.length === 0) {
     turn.log.warn("no agents configured");
@@ -196,4 +216,10 @@ async function runSteps(turn: TurnContext): Promise<void> {
     while (turn.windingDown.length > 0) await Promise.all(turn.windingDown.splice(0));
   }
   finishTurn(turn, outcome);
+}
+
+/** A new agent's grace is `graceMs`; none learned is longer than `maxGraceMs` or that. */
+function graceSettings(config: Readonly<Config>): GraceSettings {
+  const { graceMs, maxGraceMs } = config.quorum;
+  return { defaultMs: graceMs, maxMs: Math.max(graceMs, maxGraceMs) };
 }

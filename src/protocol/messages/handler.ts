@@ -52,12 +52,13 @@ async function jsonReply(
   request: TurnRequest,
   inputTokens: number,
 ): Promise<Response> {
-  const { outcome, usage } = await collectTurn(deps.runTurn, request, c.req.raw.signal);
+  const turn = await collectTurn(deps.runTurn, request, c.req.raw.signal);
+  const { outcome, usage } = turn;
   return c.json(
     messagesReply(request.model, outcome, {
       inputTokens,
       outputTokens: outputTokensOf(outcome, usage),
-    }),
+    }, turn.toolUseId),
   );
 }
 

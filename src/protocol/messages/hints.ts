@@ -13,6 +13,8 @@ import {
 
 const REQUEST_CLASS_HEADER = "x-claude-code-request-class";
 const SESSION_HEADER = "x-claude-code-session-id";
+/** Claude Code 2.1.332+ names a compaction's trigger here (`manual` for /compact, `auto`). */
+const COMPACTION_HEADER = "x-claude-code-compaction";
 
 /**
  * Request classes that are the user's own work. Claude Code also sends `compaction`,
@@ -33,10 +35,21 @@ export function messagesHints(headers: Headers, body: unknown): HostHints {
   const sessionId = sessionIdValue(headers.get(SESSION_HEADER)) ?? sessionFromMetadata(record);
   if (sessionId) hints.sessionId = sessionId;
   const requestClass = labelValue(headers.get(REQUEST_CLASS_HEADER));
+  const trigger = labelValue(headers.get(COMPACTION_HEADER));
   if (requestClass) {
+    const compaction = requestClass.toLowerCase() === "compaction";
     hints.requestClass = {
       housekeeping: !WORK_CLASSES.has(requestClass.toLowerCase()),
-      label: `${REQUEST_CLASS_HEADER}: ${requestClass}`,
+      label: `${REQUEST_CLASS_HEADER}: ${requestClass}${
+        compaction && trigger ? ` (${trigger})` : ""
+      }`,
+      ...(compaction ? { compaction } : {}),
+    };
+  } else if (trigger) {
+    hints.requestClass = {
+      housekeeping: true,
+      label: `${COMPACTION_HEADER}: ${trigger}`,
+      compaction: true,
     };
   }
   const outputConfig = isRecord(record.output_config) ? record.output_config : {};

@@ -135,7 +135,7 @@ export class MessagesStream implements TurnRenderer {
       // No live deltas (e.g. a tool-bearing turn that answered): the answer as one block.
       frames.push(...this.#closeBlock(), ...this.#answerDelta(outcome.text), ...this.#closeBlock());
     } else {
-      const block = outcomeBlock(outcome);
+      const block = outcomeBlock(outcome, event.toolUseId);
       frames.push(
         ...this.#closeBlock(),
         frame("content_block_start", {

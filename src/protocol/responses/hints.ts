@@ -24,7 +24,10 @@ function requestClass(metadata: Record<string, unknown>): HostHints["requestClas
     typeof metadata.thread_source === "string" ? metadata.thread_source : "",
   );
   if (kind && kind !== "turn") {
-    return { housekeeping: true, label: `${TURN_METADATA_HEADER} request_kind: ${kind}` };
+    const label = `${TURN_METADATA_HEADER} request_kind: ${kind}`;
+    return /compact/i.test(kind)
+      ? { housekeeping: true, label, compaction: true }
+      : { housekeeping: true, label };
   }
   if (source) {
     return {

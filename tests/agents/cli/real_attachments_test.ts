@@ -12,7 +12,7 @@ import { labelAttachments } from "../../../src/base/attachment.ts";
 import { configOf } from "../../support/test_config.ts";
 import { payloadsIn, PNG_4X3, sha256 } from "../../fixtures/images.ts";
 import { cleanBaseEnv, findTestCli, tempDir, testRunner } from "../../support/agent_runner.ts";
-import { startUpstream, type UpstreamRequest } from "./upstream_stub.ts";
+import { type RecordedRequest, startFakeVendor } from "../../support/fake_vendor/mod.ts";
 
 const claude = findTestCli("claude", /Claude Code/);
 const codex = findTestCli("codex", /codex-cli/);
@@ -57,7 +57,7 @@ function codexAgent(upstream: string, home: string): AgentConfig {
 }
 
 /** The SHA-256 of every image or document payload in the requests to `path`. */
-async function hashesAt(requests: UpstreamRequest[], path: string): Promise<string[][]> {
+async function hashesAt(requests: RecordedRequest[], path: string): Promise<string[][]> {
   return await Promise.all(
     requests.filter((r) => r.path === path).map((r) => Promise.all(payloadsIn(r.body).map(sha256))),
   );
@@ -72,7 +72,9 @@ Deno.test({
     await using work = await tempDir("council-attach-work-");
     await Deno.writeTextFile(`${work.path}/page.html`, "<div style='color:red'></div>");
     await using state = await tempDir("council-attach-state-");
-    await using upstream = startUpstream("The screenshot shows a red square.");
+    await using upstream = startFakeVendor({
+      answer: { text: "The screenshot shows a red square." },
+    });
     const config = configOf(
       { port: 0, fanOutPolicy: "always" },
       [claudeAgent(upstream.origin, home.path), codexAgent(upstream.origin, home.path)],
@@ -113,7 +115,9 @@ Deno.test({
       assert.deepEqual(codexCalls, [[png]], "the codex child sent it as its --image");
 
       // Codex names the file it attached; it was in a temp dir that is gone now.
-      const codexText = JSON.stringify(upstream.requests.find((r) => r.path === "/v1/responses"));
+      const codexText = JSON.stringify(
+        upstream.requests.find((r) => r.path === "/v1/responses")?.body,
+      );
       const file = /path=\\"([^"\\]+image-1\.png)\\"/.exec(codexText)?.[1];
       assert.ok(file, "codex shows the file's path");
       assert.match(file, /council-files-/);
@@ -153,7 +157,7 @@ Deno.test({
         general: { disableAutoUpdate: true, disableUpdateNag: true },
       }),
     );
-    await using upstream = startUpstream("A red square.");
+    await using upstream = startFakeVendor({ answer: { text: "A red square." } });
     const attachments = labelAttachments([
       { kind: "image", mediaType: "image/png", source: { type: "base64", data: PNG_4X3 } },
     ]);

@@ -8,9 +8,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { AgentConfig } from "../../../src/config/mod.ts";
 import { createCouncil } from "../../../src/council/turn/turn.ts";
-import { deps, post, serve, SseReader } from "../../support/scripted_turns.ts";
+import { deps, post, serve } from "../../support/scripted_turns.ts";
+import { SseReader } from "../../support/sse_reader.ts";
+import { type RecordedRequest, startFakeVendor } from "../../support/fake_vendor/mod.ts";
 import { testConfig } from "../../support/scripted_agents.ts";
-import { startNarratingStub } from "./narrating_stub.ts";
 import { findTestCli, tempDir, testRunner } from "../../support/agent_runner.ts";
 import { within } from "../../support/wait.ts";
 
@@ -24,6 +25,14 @@ const ANSWER = [
   "They go on to list the release steps in order. ",
   "That is the whole file.",
 ];
+
+/** Whether a Messages request's last user message carries a tool result (an answering call). */
+function hasToolResult(request: RecordedRequest): boolean {
+  const body = request.body as { messages?: { role: string; content: unknown }[] };
+  const last = body.messages?.findLast((m) => m.role === "user");
+  return Array.isArray(last?.content) &&
+    last.content.some((b: { type?: string }) => b?.type === "tool_result");
+}
 
 function realClaude(url: string, home: string): AgentConfig {
   return {
@@ -88,14 +97,18 @@ Deno.test({
     const notes = join(project, "notes.txt");
     await Deno.writeTextFile(notes, "PELICAN-4\nrelease steps\n");
     const release = Promise.withResolvers<void>();
-    await using stub = startNarratingStub({
-      narration: NARRATION,
-      tool: { name: "Read", input: { file_path: notes } },
-      answer: ANSWER,
-      hold: release.promise,
-    });
+    // Like a model: narrate and ask for a tool; once the tool's result is back, answer, with
+    // the answer's last token held until `release`.
+    await using stub = startFakeVendor()
+      .on({ api: "messages", when: hasToolResult }, {
+        text: ANSWER.join(""),
+        holdLast: release.promise,
+      })
+      .on({ api: "messages" }, {
+        parts: [{ text: NARRATION }, { tool: { name: "Read", input: { file_path: notes } } }],
+      });
     const config = { ...testConfig({ fanOutPolicy: "never" }) };
-    config.defaultAgents = [realClaude(stub.url, home)];
+    config.defaultAgents = [realClaude(stub.origin, home)];
     const council = createCouncil({ config, runAgent: testRunner({ killGraceMs: 1000 }) });
     await using server = serve(deps(council.runTurn));
 
@@ -111,7 +124,11 @@ Deno.test({
       30_000,
     );
     // The child is still streaming: its last chunk waits for `release`.
-    assert.equal(stub.answered, 1, "the child got its tool result and is answering");
+    assert.equal(
+      stub.requests.filter(hasToolResult).length,
+      1,
+      "the child got its tool result and is answering",
+    );
     assert.ok(first.data.delta.startsWith("The notes open"), first.data.delta);
     release.resolve();
     const frames = await reader.rest();
@@ -124,7 +141,7 @@ Deno.test({
       i.type === "message"
     );
     assert.equal(message.content[0].text, ANSWER.join(""));
-    const progress = reader.frames.filter((f) =>
+    const progress = reader.records.filter((f) =>
       f.event === "response.reasoning_summary_text.delta"
     )
       .map((f) => f.data.delta).join("");

@@ -11,6 +11,7 @@
  * ($COUNCIL_TEST_CLI_DIR overrides the directory; a `claude` on PATH is used otherwise.)
  */
 import assert from "node:assert/strict";
+import { startFakeVendor } from "../../support/fake_vendor/mod.ts";
 import type { AgentConfig } from "../../../src/config/mod.ts";
 import {
   cleanBaseEnv,
@@ -23,66 +24,15 @@ import {
 const claude = findTestCli("claude", /Claude Code/);
 if (!claude.path) console.log(`real_claude_test: skipped: ${claude.reason}`);
 
-interface SeenRequest {
-  path: string;
-  headers: Headers;
-  body: Record<string, unknown>;
-}
-
-/** A minimal Anthropic Messages endpoint: every POST /v1/messages streams one fixed reply. */
+/** The fake vendor answering every model call with `reply`; its Messages calls. */
 function startStub(reply: string) {
-  const seen: SeenRequest[] = [];
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
-    const url = new URL(req.url);
-    if (req.method !== "POST" || url.pathname !== "/v1/messages") {
-      return new Response("not found", { status: 404 });
-    }
-    const body = await req.json();
-    seen.push({ path: url.pathname, headers: req.headers, body });
-    const message = {
-      id: "msg_stub_1",
-      type: "message",
-      role: "assistant",
-      model: body.model,
-      content: [] as unknown[],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 12, output_tokens: 1 },
-    };
-    if (!body.stream) {
-      return Response.json({
-        ...message,
-        content: [{ type: "text", text: reply }],
-        stop_reason: "end_turn",
-        usage: { input_tokens: 12, output_tokens: 6 },
-      });
-    }
-    const half = Math.ceil(reply.length / 2);
-    const events: [string, unknown][] = [
-      ["message_start", { type: "message_start", message }],
-      ["content_block_start", {
-        type: "content_block_start",
-        index: 0,
-        content_block: { type: "text", text: "" },
-      }],
-      ["ping", { type: "ping" }],
-      ...[reply.slice(0, half), reply.slice(half)].map((text): [string, unknown] => [
-        "content_block_delta",
-        { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } },
-      ]),
-      ["content_block_stop", { type: "content_block_stop", index: 0 }],
-      ["message_delta", {
-        type: "message_delta",
-        delta: { stop_reason: "end_turn", stop_sequence: null },
-        usage: { output_tokens: 6 },
-      }],
-      ["message_stop", { type: "message_stop" }],
-    ];
-    const sse = events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
-      .join("");
-    return new Response(sse, { headers: { "content-type": "text/event-stream" } });
-  });
-  return { server, seen, url: `http://127.0.0.1:${server.addr.port}` };
+  const vendor = startFakeVendor({ answer: { text: reply } });
+  const seen = () =>
+    vendor.requests.filter((r) => r.api === "messages").map((r) => ({
+      headers: r.headers,
+      body: r.body as Record<string, unknown>,
+    }));
+  return { vendor, seen, url: vendor.origin };
 }
 
 function realClaudeAgent(url: string, home: string): AgentConfig {
@@ -135,13 +85,13 @@ Deno.test({
       assert.ok(result.usage.costUsd > 0);
       assert.ok(result.usage.outputTokens > 0);
 
-      const main = stub.seen.find((r) => lastUserText(r.body).includes("council test"));
-      assert.ok(main, `the prompt reached the model (${stub.seen.length} requests)`);
+      const main = stub.seen().find((r) => lastUserText(r.body).includes("council test"));
+      assert.ok(main, `the prompt reached the model (${stub.seen().length} requests)`);
       assert.equal(main.headers.get("x-council-depth"), "1", "ANTHROPIC_CUSTOM_HEADERS works");
       assert.equal(main.headers.get("x-api-key"), "test-key");
       assert.ok(Array.isArray(main.body.tools) && main.body.tools.length > 0, "a child has tools");
     } finally {
-      await stub.server.shutdown();
+      await stub.vendor.close();
     }
   },
 });
@@ -162,14 +112,14 @@ Deno.test({
       );
       assert.equal(result.ok, true, result.error);
       assert.equal(result.text, '{"fanOut": false, "reason": "simple"}');
-      const main = stub.seen.find((r) => lastUserText(r.body).includes("independent attempts"));
+      const main = stub.seen().find((r) => lastUserText(r.body).includes("independent attempts"));
       assert.ok(main);
       const tools = (main.body.tools ?? []) as unknown[];
       assert.equal(tools.length, 0, '`--tools ""` removed every tool');
       // Plan mode would have sent the `haiku` alias as a Sonnet model (a dearer judge).
       assert.match(String(main.body.model), /haiku/);
     } finally {
-      await stub.server.shutdown();
+      await stub.vendor.close();
     }
   },
 });

@@ -5,6 +5,8 @@
  * $COUNCIL_TEST_CLI_DIR, or a `codex` on PATH).
  */
 import assert from "node:assert/strict";
+import { startFakeVendor } from "../../support/fake_vendor/mod.ts";
+import { tokenPieces } from "../../support/fake_vendor/latency.ts";
 import {
   cleanBaseEnv,
   EventLog,
@@ -16,42 +18,14 @@ import {
 const codex = findTestCli("codex", /codex-cli/);
 if (!codex.path) console.log(`real_codex_test: skipped: ${codex.reason}`);
 
-/** A minimal Responses endpoint: one assistant message, then `response.completed`. */
+/** The fake vendor answering every model call with `reply`; its Responses calls and their URL. */
 function startStub(reply: string) {
-  const seen: { authorization: string | null; body: Record<string, unknown> }[] = [];
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
-    if (req.method !== "POST" || new URL(req.url).pathname !== "/v1/responses") {
-      return new Response("not found", { status: 404 });
-    }
-    seen.push({ authorization: req.headers.get("authorization"), body: await req.json() });
-    const item = {
-      id: "msg_1",
-      type: "message",
-      role: "assistant",
-      status: "completed",
-      content: [{ type: "output_text", text: reply, annotations: [] }],
-    };
-    const response = { id: "resp_1", object: "response", status: "completed", output: [item] };
-    const usage = {
-      input_tokens: 20,
-      input_tokens_details: { cached_tokens: 0 },
-      output_tokens: 7,
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: 27,
-    };
-    const events: [string, unknown][] = [
-      ["response.created", {
-        type: "response.created",
-        response: { ...response, status: "in_progress", output: [] },
-      }],
-      ["response.output_item.done", { type: "response.output_item.done", output_index: 0, item }],
-      ["response.completed", { type: "response.completed", response: { ...response, usage } }],
-    ];
-    const sse = events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
-      .join("");
-    return new Response(sse, { headers: { "content-type": "text/event-stream" } });
-  });
-  return { server, seen, url: `http://127.0.0.1:${server.addr.port}/v1` };
+  const vendor = startFakeVendor({ answer: { text: reply } });
+  return {
+    vendor,
+    calls: () => vendor.requests.filter((r) => r.api === "responses"),
+    url: `${vendor.origin}/v1`,
+  };
 }
 
 Deno.test({
@@ -81,17 +55,21 @@ Deno.test({
       assert.equal(result.ok, true, result.error);
       assert.equal(result.text, "Hello from the responses stub");
       assert.equal(events.text, "Hello from the responses stub");
+      const [call] = stub.calls();
       assert.deepEqual(
         [result.usage.inputTokens, result.usage.outputTokens, result.usage.estimated],
-        [20, 7, true],
-        "tokens as codex reports them, cost priced from the table",
+        [call.cache.total, tokenPieces("Hello from the responses stub").length, true],
+        "tokens as codex reports them (the fake's usage), cost priced from the table",
       );
       assert.ok(result.usage.costUsd > 0);
-      assert.equal(stub.seen.length, 1);
-      assert.equal(stub.seen[0].authorization, "Bearer test-key");
-      assert.match(JSON.stringify(stub.seen[0].body.input), /Say hello from the codex test\./);
+      assert.equal(stub.calls().length, 1);
+      assert.equal(call.headers.get("authorization"), "Bearer test-key");
+      assert.match(
+        JSON.stringify((call.body as { input: unknown }).input),
+        /Say hello from the codex test\./,
+      );
     } finally {
-      await stub.server.shutdown();
+      await stub.vendor.close();
     }
   },
 });
@@ -150,10 +128,10 @@ Deno.test({
       })(userCodex(home.path), "Say hello.", { role: "child" });
       assert.equal(result.ok, true, result.error);
       assert.equal(result.text, "Answer from the user's provider");
-      assert.equal(stub.seen[0].authorization, "Bearer my-key");
+      assert.equal(stub.calls()[0].headers.get("authorization"), "Bearer my-key");
       assert.deepEqual(await sessionFiles(`${home.path}/.codex`), [], "--ephemeral");
     } finally {
-      await stub.server.shutdown();
+      await stub.vendor.close();
     }
   },
 });
@@ -183,10 +161,10 @@ Deno.test({
       );
       assert.equal(result.ok, true, result.error);
       assert.equal(result.text, "Answer from the vendor");
-      assert.equal(gateway.seen.length, 0, "no request came back to the gateway");
+      assert.equal(gateway.calls().length, 0, "no request came back to the gateway");
     } finally {
-      await gateway.server.shutdown();
-      await vendor.server.shutdown();
+      await gateway.vendor.close();
+      await vendor.vendor.close();
     }
   },
 });

@@ -4,6 +4,7 @@
  * Skipped, with a visible reason, when the CLI is not installed (see real_claude_test.ts).
  */
 import assert from "node:assert/strict";
+import { startFakeVendor } from "../../support/fake_vendor/mod.ts";
 import { join } from "node:path";
 import { GEMINI_HISTORY } from "../../../src/agents/cli/gemini.ts";
 import { cleanBaseEnv, findTestCli, tempDir, testRunner } from "../../support/agent_runner.ts";
@@ -11,29 +12,10 @@ import { cleanBaseEnv, findTestCli, tempDir, testRunner } from "../../support/ag
 const gemini = findTestCli("gemini", /^\d+\.\d+/);
 if (!gemini.path) console.log(`real_gemini_test: skipped: ${gemini.reason}`);
 
-/** `streamGenerateContent?alt=sse`: one candidate with the reply, then the stream ends. */
+/** The fake vendor answering every model call with `reply`. */
 function startStub(reply: string) {
-  const seen: { path: string; key: string | null }[] = [];
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (req) => {
-    const url = new URL(req.url);
-    seen.push({ path: url.pathname, key: req.headers.get("x-goog-api-key") });
-    if (!url.pathname.endsWith(":streamGenerateContent")) {
-      return new Response("not found", { status: 404 });
-    }
-    const chunk = {
-      candidates: [{
-        content: { role: "model", parts: [{ text: reply }] },
-        finishReason: "STOP",
-        index: 0,
-      }],
-      usageMetadata: { promptTokenCount: 30, candidatesTokenCount: 5, totalTokenCount: 35 },
-      modelVersion: "gemini-2.5-flash",
-    };
-    return new Response(`data: ${JSON.stringify(chunk)}\r\n\r\n`, {
-      headers: { "content-type": "text/event-stream" },
-    });
-  });
-  return { server, seen, url: `http://127.0.0.1:${server.addr.port}` };
+  const vendor = startFakeVendor({ answer: { text: reply } });
+  return { vendor, url: vendor.origin };
 }
 
 Deno.test({
@@ -74,12 +56,13 @@ Deno.test({
       );
       assert.equal(result.ok, true, result.error);
       assert.equal(result.text, "Hello from the gemini stub");
-      assert.ok(stub.seen.some((r) => r.key === "test-gemini-key"), JSON.stringify(stub.seen));
+      const keys = stub.vendor.requests.map((r) => r.headers.get("x-goog-api-key"));
+      assert.ok(keys.includes("test-gemini-key"), JSON.stringify(keys));
       const left = [...Deno.readDirSync(join(home, ".gemini"))].map((e) => e.name).sort();
       assert.deepEqual(left, ["settings.json"], "no chats, history or projects were written");
       for (const name of GEMINI_HISTORY) assert.ok(!left.includes(name), name);
     } finally {
-      await stub.server.shutdown();
+      await stub.vendor.close();
     }
   },
 });

@@ -116,7 +116,7 @@ Deno.test("answer turn: synthesizer text streams live; recap closes progress bef
   assert.equal(beforeDelta.type, "progress");
   assert.match(
     (beforeDelta as { text: string }).text,
-    /^council: 3 agents \(claude, codex, gemini\) · \d+\.\ds · 4 calls · \$0\.0300 so far · writing the answer$/,
+    /^council: 3 agents \(claude, codex, gemini\) · \d+\.\ds · 4 calls · \$0\.0300 so far · writing the answer from 3 candidates$/,
   );
   assert.ok(
     log.events.slice(firstDelta).every((e) => e.type !== "progress"),

@@ -122,6 +122,35 @@ Deno.test("isolated turn: no write reaches the workspace except the chosen candi
   assert.deepEqual(await listDir(state.path), []);
 });
 
+Deno.test("isolated turn: a pick applies exactly the picked candidate's diff and sends its answer", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  await gitRepo(repo.path, { "shared.txt": SHARED });
+  const { runTurn, fake } = council(
+    state.path,
+    byAgent({ ...WRITERS, "claude:synth": { text: '{"choose": "C"}' } }),
+  );
+  const log = await collect(runTurn(request(repo.path), new AbortController().signal));
+
+  const geminiLines = Array.from({ length: 10 }, (_, i) => `gemini ${i}\n`).join("");
+  assert.equal(await read(join(repo.path, "shared.txt")), geminiLines);
+  assert.equal(await read(join(repo.path, "gemini.txt")), "by gemini\n");
+  assert.equal(await exists(join(repo.path, "claude.txt")), false);
+  assert.equal(await exists(join(repo.path, "codex.txt")), false);
+  assert.deepEqual(status(repo.path), [" M shared.txt", "?? gemini.txt"]);
+  const text = log.outcome.kind === "answer" ? log.outcome.text : "";
+  assert.equal(
+    text,
+    `gemini rewrote shared.txt in ${repo.path}\n\n---\nChanges applied to the workspace ` +
+      "(from gemini): 2 files: gemini.txt +1 −0, shared.txt +10 −3.",
+    "its answer verbatim, with paths mapped back from its copy",
+  );
+  assert.equal(log.deltas.join(""), text);
+  assert.ok(log.progress.includes("claude picked gemini's answer"));
+  assert.match(fake.calls.find((c) => c.role === "synth")!.prompt, /its changes are applied/);
+  assert.deepEqual(linkedWorktrees(repo.path), [], "worktrees removed after the turn");
+});
+
 Deno.test("isolated turn: children see the user's uncommitted and untracked files", async () => {
   await using repo = await tempDir();
   await using state = await tempDir();
@@ -354,7 +383,8 @@ Deno.test("isolated turn: a second turn of the session running at once gets path
     state.path,
     byAgent({
       "*:child": async () => {
-        if (++started === 3) release();
+        // Both turns hold their workspaces until all six children have started.
+        if (++started === 6) release();
         await held;
         return { text: "an answer" };
       },

@@ -63,7 +63,7 @@ Deno.test("quorum: once minAnswers children answered, a straggler gets graceMs, 
   assert.equal(
     log.progress.at(-1),
     "council: 3 agents (claude, codex, gemini) · 4.0s · 4 calls · $0.0500 · " +
-      "gemini cut off after 9.1s · writing the answer",
+      "gemini cut off after 9.1s · wrote the answer from 2 candidates",
   );
   // The cut-off child's spend counts: 3 × $0.01 + $0.02.
   assert.equal(Math.round(log.usage.usd * 1e4), 500);

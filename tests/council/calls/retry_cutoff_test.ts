@@ -29,7 +29,13 @@ function councilOf(knobs: Record<"claude" | "codex" | "gemini", FakeKnobs>) {
     fakeAgent(runner, knobs[runner], { name: runner, timeoutMs: 60_000 })
   );
   const { runTurn } = createCouncil({
-    config: { ...testConfig({ maxUpstreamRetries: 2 }), defaultAgents: agents, councilSize: 3 },
+    // Waiting for every child: the retry cut-off alone ends a stuck one (with a quorum in, a
+    // child whose upstream fails is cut at once: lateness_test.ts).
+    config: {
+      ...testConfig({ maxUpstreamRetries: 2, quorum: { minAnswers: 0 } }),
+      defaultAgents: agents,
+      councilSize: 3,
+    },
     runAgent: (agent, prompt, options) =>
       runAgent(agent, prompt, {
         ...options,

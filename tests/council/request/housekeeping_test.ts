@@ -136,12 +136,15 @@ Deno.test("housekeeping: Codex's user turn is a council turn, even when it deman
 Deno.test("housekeeping: a Codex request kind other than a turn is housekeeping", async () => {
   const headers = {
     ...codexHeaders(),
-    "x-codex-turn-metadata": JSON.stringify({ thread_source: "user", request_kind: "compact" }),
+    "x-codex-turn-metadata": JSON.stringify({
+      thread_source: "user",
+      request_kind: "memory_consolidation",
+    }),
   };
   const request = await codexRequest({ headers, body: codexSolBody(codexInput(PROMPT)) });
   assert.deepEqual(request.traffic, {
     housekeeping: true,
-    reason: "x-codex-turn-metadata request_kind: compact",
+    reason: "x-codex-turn-metadata request_kind: memory_consolidation",
   });
 });
 

@@ -160,6 +160,7 @@ Deno.test("progress: the decision, each finish line and the recap, in order", as
   // a tool use), so the recap that closes progress already has every call's cost.
   assert.equal(
     p.at(-1),
-    "council: 3 agents (claude, codex, gemini) · 0.0s · 4 calls · $0.1300 · writing the answer",
+    "council: 3 agents (claude, codex, gemini) · 0.0s · 4 calls · $0.1300 · wrote the answer " +
+      "from 2 candidates",
   );
 });

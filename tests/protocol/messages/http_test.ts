@@ -9,13 +9,12 @@ import {
   done,
   failedDone,
   fixedTurn,
-  parseSse,
   post,
   progress,
   ScriptedTurn,
   serve,
-  SseReader,
 } from "../../support/scripted_turns.ts";
+import { parseSse, SseReader } from "../../support/sse_reader.ts";
 import type { TurnRequest } from "../../../src/council/types.ts";
 
 Deno.test("messages http: every raw frame has an event line and the grammar holds", async () => {

@@ -10,13 +10,12 @@ import {
   done,
   failedDone,
   fixedTurn,
-  parseSse,
   post,
   progress,
   ScriptedTurn,
   serve,
-  SseReader,
 } from "../../support/scripted_turns.ts";
+import { parseSse, SseReader } from "../../support/sse_reader.ts";
 
 const codexAsk = (ask: string, extra: Record<string, unknown> = {}) =>
   codexBody(codexInput(ask), extra);
