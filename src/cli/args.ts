@@ -108,6 +108,7 @@ const VALUED = new Set([
   "--name",
   "--max-usd",
   "--period",
+  "--window",
 ]);
 
 /** Where a launcher command starts in argv (-1 when there is none). */

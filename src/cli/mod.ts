@@ -50,7 +50,7 @@ async function run(args: Parsed, io: CliIo): Promise<number> {
       return (await import("./serve_command.ts")).serveCommand(load, io.env);
     case "statusline":
       expectNoPositionals(args);
-      return (await import("./statusline_command.ts")).statusline(io, load);
+      return (await import("./statusline/command.ts")).statusline(io, load);
     case "version":
       expectNoPositionals(args);
       io.stdout(`${PROGRAM} ${VERSION}\n`);

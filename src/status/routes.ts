@@ -7,6 +7,7 @@ import type { Context, Hono, Next } from "hono";
 import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
 import { isLoopbackHost } from "../base/origins.ts";
 import { sseResponse } from "../protocol/sse_writer.ts";
+import { errorReply } from "../protocol/error_envelope.ts";
 import { redact } from "../base/redact.ts";
 import { DASHBOARD_CSP, dashboardPage } from "./dashboard/page.ts";
 import { sessionKeysFor } from "./session_lookup.ts";
@@ -62,13 +63,8 @@ export function mountPublicStatusRoutes(app: Hono, deps: StatusRoutesDeps): void
       const peer = peerHost(c);
       // Without a token the page would show everything to whoever reaches the port.
       if (!auth && peer !== undefined && !isLoopbackHost(peer)) {
-        return c.json({
-          type: "error",
-          error: {
-            type: "permission_error",
-            message: "the dashboard is served only to this machine when no token is set",
-          },
-        }, 403);
+        const message = "the dashboard is served only to this machine when no token is set";
+        return errorReply("messages", 403, message);
       }
       return c.html(dashboardPage({ auth }), 200, {
         "content-security-policy": DASHBOARD_CSP,
@@ -118,7 +114,7 @@ export function mountStatusRoutes(app: Hono, deps: StatusRoutesDeps): void {
         return c.json(await deps.team(), 200, { "cache-control": "no-store" });
       } catch (err) {
         const message = `the database is unreachable: ${(err as Error).message}`;
-        return c.json({ type: "error", error: { type: "api_error", message } }, 503);
+        return errorReply("messages", 503, message);
       }
     }),
   );
