@@ -56,7 +56,7 @@ async function run(args: Parsed, io: CliIo): Promise<number> {
       io.stdout(`${PROGRAM} ${VERSION}\n`);
       return 0;
     case "keys":
-      return (await import("./keys_command.ts")).keysCommand(args, io, load);
+      return (await import("./keys/mod.ts")).keysCommand(args, io, load);
   }
   const commands = await import("./commands.ts");
   switch (args.command) {
