@@ -9,7 +9,7 @@ import { z } from "zod";
  * configuration sits beneath the agents layer): each has its entry in the runner table,
  * agents/cli/runners.ts, which holds all else the gateway knows of it.
  */
-const AGENT_CLIS = ["claude", "codex", "gemini"] as const;
+const AGENT_CLIS = ["claude", "codex", "gemini", "opencode"] as const;
 export const CLI_RUNNERS = [...AGENT_CLIS, "command"] as const;
 /** Runners that call a model's HTTP API (a stateless completion, no CLI). */
 export const HTTP_RUNNERS = ["anthropic", "openai"] as const;

@@ -92,7 +92,7 @@ Deno.test("cli: a config error exits 2 with the precise message and no stack", a
       code: 2,
       stdout: "",
       stderr: 'config: defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, ' +
-        "command, anthropic, openai\n",
+        "opencode, command, anthropic, openai\n",
     }, command);
   }
 });
@@ -249,6 +249,19 @@ Deno.test("cli: doctor prints a table and exits 0 when everything is right", asy
   assert.match(run.stdout, /^codex\s+codex\s+gpt-5\.5\s+\S+\/codex\s+codex-cli 0\.1\.0\s+ok$/m);
   assert.match(run.stdout, /^local\s+command\s+m\s+\S+\/cat\s+-\s+ok$/m);
   assert.match(run.stdout, /doctor: all checks passed\n$/);
+});
+
+Deno.test("cli: doctor probes an opencode agent's version like the other CLIs'", async () => {
+  await using dir = await tempDir();
+  await writeScript(dir.path, "opencode", 'echo "1.18.33"');
+  const config = await writeFile(
+    dir.path,
+    "c.yaml",
+    "port: 0\ndefaultAgents:\n  - { runner: opencode, model: stub/m1 }\n",
+  );
+  const run = await cli(["doctor", "--config", config], { PATH: `${dir.path}:/bin:/usr/bin` });
+  assert.equal(run.code, 0, run.stdout);
+  assert.match(run.stdout, /^opencode\s+opencode\s+stub\/m1\s+\S+\/opencode\s+1\.18\.33\s+ok$/m);
 });
 
 Deno.test("cli: doctor exits 1 for a missing CLI, a failing --version and a busy port", async () => {

@@ -83,7 +83,7 @@ Deno.test("config: the issue's example message for a misspelled runner", async (
   );
   assert.equal(
     message,
-    'config: defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, command, ' +
+    'config: defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, opencode, command, ' +
       "anthropic, openai",
   );
 });

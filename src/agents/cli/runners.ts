@@ -17,6 +17,7 @@ import type { Adapter } from "../types.ts";
 import { claudeAdapter } from "./claude.ts";
 import { codexAdapter } from "./codex.ts";
 import { geminiAdapter } from "./gemini.ts";
+import { opencodeAdapter } from "./opencode.ts";
 import { commandAdapter } from "./plain_command.ts";
 
 /** Each CLI runner's adapter, in the order discovery lists them. */
@@ -24,6 +25,7 @@ export const CLI_ADAPTERS: Readonly<Record<CliRunner, Adapter>> = {
   claude: claudeAdapter,
   codex: codexAdapter,
   gemini: geminiAdapter,
+  opencode: opencodeAdapter,
   command: commandAdapter,
 };
 

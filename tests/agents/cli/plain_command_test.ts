@@ -32,4 +32,5 @@ Deno.test("adapters: every configured runner has one", () => {
   assert.equal(CLI_ADAPTERS.claude.defaultCommand, "claude");
   assert.equal(CLI_ADAPTERS.codex.defaultCommand, "codex");
   assert.equal(CLI_ADAPTERS.gemini.defaultCommand, "gemini");
+  assert.equal(CLI_ADAPTERS.opencode.defaultCommand, "opencode");
 });
