@@ -3,7 +3,7 @@
  *
  * The council imports these; nothing here knows about councils, HTTP or protocols.
  */
-import type { AgentConfig, ChildAccess, Price } from "../config/mod.ts";
+import type { AgentConfig, ChildAccess, HttpRunner, Price } from "../config/mod.ts";
 import type { LabelledAttachment } from "../base/attachment.ts";
 import type { StateHomeSpec } from "./cli/state_home.ts";
 
@@ -263,10 +263,11 @@ export interface Adapter {
   /** Tokens its own system prompt and tool definitions take before our prompt (context budget). */
   overheadTokens: number;
   /**
-   * The model family it serves: ids a host may pin its child to, and the family's cheap model
-   * for the default judge (absent: it serves no family of its own, e.g. any provider's models).
+   * The model family it serves: ids a host may pin its child to, the family's cheap model for
+   * the default judge, and the model API that serves the family after the CLI (absent: it serves
+   * no family of its own, e.g. any provider's models).
    */
-  family?: { models: RegExp; cheapModel?: string };
+  family?: { models: RegExp; cheapModel?: string; api?: HttpRunner };
   /** It waits for a prompt that comes late (primed if need be): a synthesizer may start ahead. */
   waitsForPrompt: boolean;
   /** It uses tools of its own and narrates before them (its early text is not yet the answer). */

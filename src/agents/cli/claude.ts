@@ -217,7 +217,11 @@ export const claudeAdapter: Adapter = {
   defaultModel: "opus",
   versionArgs: ["--version"],
   overheadTokens: 30_000,
-  family: { models: /claude|anthropic|haiku|sonnet|opus/i, cheapModel: "haiku" },
+  family: {
+    models: /claude|anthropic|haiku|sonnet|opus/i,
+    cheapModel: "haiku",
+    api: "anthropic",
+  },
   waitsForPrompt: true,
   usesTools: true,
   stdout: "jsonl",

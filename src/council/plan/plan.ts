@@ -65,12 +65,9 @@ export function modelFamily(model: string): ModelFamily | undefined {
   return familyRunnerOf(model);
 }
 
-/** The HTTP runner that serves a family's models after its CLI (Anthropic's API: claude's). */
-const FAMILY_APIS: Partial<Record<ModelFamily, HttpRunner>> = { claude: "anthropic" };
-
-/** Runners that serve a family, in order of preference (the CLI, then its API). */
+/** Runners that serve a family, in order of preference (the CLI, then its model API if any). */
 function familyRunners(family: ModelFamily): Runner[] {
-  const api = FAMILY_APIS[family];
+  const api = CLI_ADAPTERS[family].family?.api;
   return api ? [family, api] : [family];
 }
 
