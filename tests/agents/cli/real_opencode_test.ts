@@ -1,14 +1,16 @@
 /**
  * Runs the REAL `opencode` CLI as a council child against a local Chat Completions stub (a custom
  * provider in its config): the prompt arrives on stdin however long, its tool use and answer are
- * read from its JSON events, read-only takes its write and shell tools away, and no session is
- * left in its database. Skipped, with a visible reason, when the CLI is not installed (see
+ * read from its JSON events, an image attachment reaches the model, read-only takes its write and
+ * shell tools away, and no session is left in its database. Skipped, with a visible reason, when the CLI is not installed (see
  * real_claude_test.ts for where the real CLIs live).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { AgentEvent } from "../../../src/agents/types.ts";
 import type { AgentConfig } from "../../../src/config/mod.ts";
+import { labelAttachments } from "../../../src/base/attachment.ts";
+import { PNG_4X3 } from "../../fixtures/images.ts";
 import { cleanBaseEnv, findTestCli, tempDir, testRunner } from "../../support/agent_runner.ts";
 import {
   frame,
@@ -78,7 +80,14 @@ async function homeFor(root: string, stub: Stub): Promise<string> {
         npm: "@ai-sdk/openai-compatible",
         name: "Stub",
         options: { baseURL: `${stub.origin}/v1`, apiKey: "{env:STUB_API_KEY}" },
-        models: { m1: { name: "Stub model" } },
+        // Declared to take images: OpenCode drops image parts for a model that does not.
+        models: {
+          m1: {
+            name: "Stub model",
+            attachment: true,
+            modalities: { input: ["text", "image"], output: ["text"] },
+          },
+        },
       },
     },
   };
@@ -141,6 +150,32 @@ Deno.test({
     const data = join(home, ".local", "share", "opencode");
     const kept = [...Deno.readDirSync(data)].map((entry) => entry.name);
     assert.ok(!kept.some((name) => name.startsWith("opencode.db")), kept.join(", "));
+  },
+});
+
+Deno.test({
+  name: "real opencode: an image attachment reaches the model with the prompt from stdin",
+  ignore: !opencode.path,
+  async fn() {
+    await using scope = await tempDir("council-opencode-");
+    const project = join(scope.path, "project");
+    await Deno.mkdir(project);
+    await using stub = startStub(() => sseResponse(openaiFrames(["A red square."], undefined)));
+    const home = await homeFor(scope.path, stub);
+    const attachments = labelAttachments([
+      { kind: "image", mediaType: "image/png", source: { type: "base64", data: PNG_4X3 } },
+    ]);
+    const result = await testRunner({ baseEnv: cleanBaseEnv(), killGraceMs: 1000 })(
+      agentFor(home),
+      "What does [image #1: image/png] show?",
+      { role: "child", cwd: project, attachments },
+    );
+    assert.equal(result.ok, true, result.error);
+    assert.equal(result.text, "A red square.");
+    const user = (stub.requests[0].body as ChatBody).messages.find((m) => m.role === "user");
+    const parts = JSON.stringify(user?.content);
+    assert.ok(parts.includes(`data:image/png;base64,${PNG_4X3}`), parts.slice(0, 400));
+    assert.ok(parts.includes("What does [image #1: image/png] show?"), parts.slice(0, 400));
   },
 });
 
