@@ -17,7 +17,7 @@ import { probeHealth } from "../daemon/gateway_client.ts";
 import { clientOrigin } from "./connect.ts";
 import { gatewayHealth } from "./doctor_health.ts";
 import { HTTP_ADAPTERS } from "../agents/adapters.ts";
-import { CLI_ADAPTERS } from "../agents/cli/runners.ts";
+import { CLI_ADAPTERS, discoverableNames } from "../agents/cli/runners.ts";
 import { apiKeyEnvOf, baseUrlOf } from "../agents/http/http_api.ts";
 import { probeModels } from "../agents/http/http_probe.ts";
 import { judgeAgent } from "../council/plan/plan.ts";
@@ -289,7 +289,7 @@ export async function runDoctor(
   ]);
   if (config.defaultAgents.length === 0) {
     problems.push(
-      "no agents: configure defaultAgents or install the claude, codex or gemini CLI",
+      `no agents: configure defaultAgents or install the ${discoverableNames()} CLI`,
     );
   }
 

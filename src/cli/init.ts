@@ -64,7 +64,9 @@ export function starterConfig(find: (command: string) => string | null, today: s
     "",
     "# The council, in order: entry 0 is also the synthesizer.",
     ...(found.length ? ["defaultAgents:", ...agents, ...absent] : [
-      "# No agent CLI (claude, codex, gemini) was found on PATH: install one, then uncomment it.",
+      `# No agent CLI (${
+        HOST_CLIS.map((cli) => cli.runner).join(", ")
+      }) was found on PATH: install one, then uncomment it.`,
       "# defaultAgents:",
       ...absent,
     ]),

@@ -311,7 +311,7 @@ Deno.test("cli: doctor with no agents at all says so and exits 1", async () => {
   assert.equal(run.code, 1);
   assert.match(
     run.stdout,
-    /no agents: configure defaultAgents or install the claude, codex or gemini CLI/,
+    /no agents: configure defaultAgents or install the claude, codex, gemini or opencode CLI/,
   );
   assert.match(
     run.stdout,

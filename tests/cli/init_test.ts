@@ -71,7 +71,10 @@ Deno.test("init: without --config it writes the user-wide file serve looks up; -
   const env = { PATH: "", HOME: dir.path, XDG_CONFIG_HOME: join(dir.path, "xdg") };
   const printed = await cli(["init", "--stdout"], env, dir.path);
   assert.equal(printed.code, 0);
-  assert.match(printed.stdout, /No agent CLI \(claude, codex, gemini\) was found on PATH/);
+  assert.match(
+    printed.stdout,
+    /No agent CLI \(claude, codex, gemini, opencode\) was found on PATH/,
+  );
   const written = await cli(["init"], env, dir.path);
   assert.equal(written.code, 0);
   const path = join(dir.path, "xdg", "council-gateway", "config.yaml");

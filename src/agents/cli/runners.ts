@@ -51,6 +51,12 @@ export function discoverableClis(): { runner: CliRunner; command: string; model:
   });
 }
 
+/** The CLIs discovery looks for, for messages: "claude, codex, gemini or opencode". */
+export function discoverableNames(): string {
+  const names = discoverableClis().map((cli) => cli.runner);
+  return names.length > 1 ? `${names.slice(0, -1).join(", ")} or ${names.at(-1)}` : names.join("");
+}
+
 /** When no agents are configured: the agent CLIs found on PATH, each with its default model. */
 export function discoverAgents(env: (name: string) => string | undefined): AgentEntry[] {
   return discoverableClis()
