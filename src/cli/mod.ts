@@ -4,6 +4,7 @@
  */
 // Exit codes: 0 ok, 1 runtime failure, 2 usage or config error (one line on stderr); `status`
 // exits 3 when no gateway runs.
+import { discoverAgents } from "../agents/cli/runners.ts";
 import { type Config, ConfigError, loadConfig } from "../config/mod.ts";
 import { VERSION } from "../base/version.ts";
 import { COMMANDS, parseCommandLine, type Parsed, UsageError } from "./args.ts";
@@ -26,6 +27,7 @@ function loader(args: Parsed, io: CliIo): Load {
       overrides: { host: args.host, port: args.port },
       env: io.env,
       cwd: io.cwd,
+      discover: discoverAgents,
     });
     debugErrors = config.logLevel === "debug";
     return config;

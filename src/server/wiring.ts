@@ -40,6 +40,7 @@ import type { ConnectionLimits, ConnectionPhase } from "./connections.ts";
 import { connectionCap, processFileLimit } from "./file_limit.ts";
 import { serve } from "./serve.ts";
 import { TurnSlots } from "./middleware/turn_slots.ts";
+import { discoverableNames } from "../agents/cli/runners.ts";
 
 /** The startup line of CONTRACT.md §3. */
 function startupLine(config: Readonly<Config>, port: number): string {
@@ -382,7 +383,7 @@ function logStart(w: Wiring, config: Readonly<Config>, port: number): void {
   log.info(nextStepsLine(config, port));
   if (config.defaultAgents.length === 0) {
     log.warn(
-      "no agents: defaultAgents is not configured and no claude, codex or gemini CLI was " +
+      `no agents: defaultAgents is not configured and no ${discoverableNames()} CLI was ` +
         "found on PATH; every turn will answer with an error until one is",
     );
   }
