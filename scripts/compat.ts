@@ -71,14 +71,27 @@ export function cliOf(scenario: string): Cli | undefined {
   return undefined;
 }
 
-/** A Markdown table: one row per scenario, one column per CLI at its version. */
+/** The version a scenario's name pins (`claude code 2.1.197: …`), if it names one. */
+export function pinnedVersionOf(scenario: string): string | undefined {
+  return scenario.match(/^(?:real )?(?:claude(?: code)?|codex|gemini) (\d+\.\d+\.\d+)\b/i)?.[1];
+}
+
+/**
+ * A Markdown table: one row per scenario, one column per CLI at its version. Scenarios of an
+ * older pinned version (not installed here, so skipped) are left out.
+ */
 export function matrixTable(
   versions: Record<Cli, string>,
   outcomes: Map<string, Outcome>,
 ): string {
   const header = `| scenario | ${CLIS.map((cli) => `${cli} ${versions[cli]}`).join(" | ")} |`;
   const rule = `|---|${CLIS.map(() => "---").join("|")}|`;
-  const rows = [...outcomes].map(([scenario, outcome]) => {
+  const here = [...outcomes].filter(([scenario]) => {
+    const cli = cliOf(scenario);
+    const pinned = pinnedVersionOf(scenario);
+    return cli === undefined || pinned === undefined || pinned === versions[cli];
+  });
+  const rows = here.map(([scenario, outcome]) => {
     const cli = cliOf(scenario);
     const cells = CLIS.map((c) => (cli === undefined || c === cli ? outcome : ""));
     return `| ${scenario.replaceAll("|", "\\|")} | ${cells.join(" | ")} |`;

@@ -24,12 +24,14 @@ export const COMMANDS = [
   "init",
   "config",
   "usage",
+  "eval",
+  "keys",
   "version",
 ] as const;
 type Command = (typeof COMMANDS)[number];
 
-/** Commands whose further arguments are the host CLI's own. */
-const LAUNCHERS: ReadonlySet<string> = new Set(["claude", "codex"]);
+/** Commands whose further arguments are their own: the host CLI's, or `eval`'s. */
+const LAUNCHERS: ReadonlySet<string> = new Set(["claude", "codex", "eval"]);
 
 export interface Parsed {
   command: Command;
@@ -48,7 +50,15 @@ export interface Parsed {
   lines?: number;
   force: boolean;
   stdout: boolean;
-  /** For `claude` / `codex`: every argument after the command, as given. */
+  /** `usage --agents`: each member's seat instead of spend. */
+  agents: boolean;
+  /** `usage --agents`: today, 7d or all. */
+  window?: string;
+  /** `keys create`: the key holder's name, budget (dollars, as given) and budget period. */
+  name?: string;
+  maxUsd?: string;
+  period?: string;
+  /** For `claude` / `codex` / `eval`: every argument after the command, as given. */
   hostArgs: string[];
 }
 
@@ -79,10 +89,27 @@ const OPTIONS = {
   lines: { type: "string", short: "n" },
   force: { type: "boolean" },
   stdout: { type: "boolean" },
+  agents: { type: "boolean" },
+  window: { type: "string" },
+  name: { type: "string" },
+  "max-usd": { type: "string" },
+  period: { type: "string" },
 } as const;
 
 /** Options that take a value: the word after them is not a command. */
-const VALUED = new Set(["--config", "--host", "--port", "--ledger", "--lines", "-n"]);
+const VALUED = new Set([
+  "--config",
+  "--host",
+  "--port",
+  "--ledger",
+  "--lines",
+  "-n",
+  "--window",
+  "--name",
+  "--max-usd",
+  "--period",
+  "--window",
+]);
 
 /** Where a launcher command starts in argv (-1 when there is none). */
 function launcherIndex(argv: readonly string[]): number {
@@ -146,6 +173,11 @@ export function parseCommandLine(argv: string[]): Parsed {
     lines: values.lines === undefined ? undefined : parseLines(values.lines),
     force: values.force ?? false,
     stdout: values.stdout ?? false,
+    agents: values.agents ?? false,
+    window: values.window,
+    name: values.name,
+    maxUsd: values["max-usd"],
+    period: values.period,
     hostArgs,
   };
 }

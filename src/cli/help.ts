@@ -26,6 +26,9 @@ Usage:
   ${PROGRAM} init    [--config FILE]   write a commented starter configuration
   ${PROGRAM} config  [--config FILE]   print the effective configuration (secrets masked)
   ${PROGRAM} usage   [--ledger FILE] [--json]   spend per day, session and agent
+  ${PROGRAM} usage --agents [--window W]  what each member does for the council
+  ${PROGRAM} eval SUITE [--arm A]…     does the council beat its best member on these tasks?
+  ${PROGRAM} keys create|list|revoke   per-person keys (needs \`database\`)
   ${PROGRAM} version                   print the version
 
 The dashboard: open http://HOST:PORT/ in a browser while the gateway runs.
@@ -136,15 +139,60 @@ Options:
 ${COMMON_HELP}
 `,
   usage: `Usage: ${PROGRAM} usage [--ledger FILE] [--config FILE] [--json]
+       ${PROGRAM} usage --agents [--window today|7d|all] [--ledger FILE] [--json]
 
 Summarises the turn ledger (config \`ledger\`, one JSON line per finished turn): totals, then
-spend per day (UTC), per session and per agent. Exits 1 when the ledger cannot be read.
+spend per day (UTC), per session and per agent. With --agents: each member's seat instead —
+turns sat, proposals (valid), chosen and what became of it (ok, error, rejected by the user),
+agreed with the chosen call, failed, spend, median latency — and one sentence per member.
+Exits 1 when the ledger cannot be read.
 
 Options:
   --ledger FILE   the ledger to read (default: the configuration's \`ledger\`)
   --config FILE   configuration file whose \`ledger\` is used (lookup as for serve)
+  --agents        each member's seat (see above)
+  --window W      with --agents: today (UTC), 7d or all (default all)
   --json          print the summary as JSON instead of tables
   -h, --help      show this help
+`,
+  eval: `Usage: ${PROGRAM} eval SUITE [options]
+
+Runs each task of SUITE (a task directory, or a directory of them: task.yaml with prompt,
+setup, check, timeoutSec, and workspace/) with each arm: a fresh copy of the workspace, a
+gateway of its own with the arm's configuration, the host headless in the copy, then the check.
+Each finished run is appended to OUT/results.jsonl at once; rerunning resumes. Prints the report
+(also written as OUT/report.md and OUT/report.html): pass rate with a 95 % Wilson interval, $ per
+solved task, median wall, the council against the best single arm (exact McNemar p), a verdict.
+
+Options:
+  --arm ARM           council | solo:AGENT | best-of:AGENT:N | NAME=FILE (repeatable;
+                      default: council and each agent alone)
+  --runs K            runs per task and arm (default 1)
+  --concurrency N     runs at once (default 1)
+  --max-usd X         start no run once the recorded spend reaches X dollars
+  --host claude|codex the host to run (default claude: claude -p; codex: codex exec)
+  --host-command PATH the host's executable (default: found on PATH)
+  --out DIR           results, logs and reports (default ./eval-out)
+  --json              print the report as JSON
+  --config FILE       the configuration the arms start from
+  -h, --help          show this help
+`,
+  keys: `Usage: ${PROGRAM} keys create --name NAME --max-usd DOLLARS [--period day|week|month|none]
+       ${PROGRAM} keys list [--json]
+       ${PROGRAM} keys revoke NAME|ID
+
+Per-person API keys in the configured database (\`database\` or SVC_DATABASE_URL). A request
+presenting a key (Authorization: Bearer or x-api-key) is charged to it; a key over its budget
+gets 429 until its period (UTC) resets. \`create\` prints the key once: only its SHA-256 is
+stored. SVC_GATEWAY_TOKEN stays the admin key.
+
+Options:
+  --name NAME       who the key is for
+  --max-usd N       the budget per period, in dollars
+  --period P        day, week (from Monday), month (default) or none
+  --config FILE     configuration file whose \`database\` is used
+  --json            list: as JSON
+  -h, --help        show this help
 `,
   version: `Usage: ${PROGRAM} version
 

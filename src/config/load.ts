@@ -20,7 +20,6 @@ import {
   ConfigSchema,
 } from "./schema.ts";
 import { ConfigError, describeIssue, type EnvSources, valueAt } from "./errors.ts";
-import { discoverAgents } from "./discover.ts";
 import type { z } from "zod";
 
 type Env = (name: string) => string | undefined;
@@ -55,13 +54,14 @@ export const ENV_KEYS = {
   SVC_PROGRESS_DETAIL: "progressDetail",
   SVC_HEARTBEAT_MS: "heartbeatMs",
   SVC_TELEMETRY_MS: "telemetryMs",
+  SVC_DATABASE_URL: "database",
 } as const;
 
 /**
  * Overlays the `SVC_*` variables of CONTRACT.md §2.5 onto the file's object. An empty variable counts
  * as unset. Returns the merged object and which variable set which key.
  */
-function overlayEnv(
+export function overlayEnv(
   file: Record<string, unknown>,
   env: Env,
 ): { merged: Record<string, unknown>; sources: EnvSources } {
@@ -131,7 +131,7 @@ function readError(path: string, err: unknown): ConfigError {
  * Reads and parses the YAML file. A file named by `--config` or `$SVC_CONFIG` must exist; the
  * default locations are skipped when absent.
  */
-function readConfigFile(
+export function readConfigFile(
   explicit: string | undefined,
   env: Env,
   cwd: string = Deno.cwd(),
@@ -250,6 +250,11 @@ interface LoadOptions {
   env?: Env;
   /** Directory `./council.yaml` and relative paths are resolved against (default: cwd). */
   cwd?: string;
+  /**
+   * The agents to use when none are configured (the agent CLIs found on PATH: the runner table's
+   * `discoverAgents`, which this layer cannot import); absent: none.
+   */
+  discover?: (env: Env) => AgentEntry[];
 }
 
 /**
@@ -271,7 +276,7 @@ export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
   const parsed = parseConfigObject(merged, sources);
   checkJudge(merged, parsed.defaultAgents ?? []);
   checkNotSelf(parsed.defaultAgents ?? [], parsed.judge, parsed.host, parsed.port);
-  const agents = nameAgents(parsed.defaultAgents ?? discoverAgents(env));
+  const agents = nameAgents(parsed.defaultAgents ?? options.discover?.(env) ?? []);
   const config: Config = {
     ...parsed,
     configPath: file.path,

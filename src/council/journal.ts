@@ -3,6 +3,7 @@
  * start, each finished call and the turn's end, so that spend survives a crash mid-turn.
  */
 import type { CallRecord, TurnRecord } from "./records.ts";
+import type { ResolvedCall } from "./action/outcome_signals.ts";
 
 /** An admitted turn, as its start is recorded. */
 export interface TurnStart {
@@ -23,4 +24,6 @@ export interface TurnJournal {
   called(start: TurnStart, call: CallRecord, endedAt: number): void;
   /** The turn ended (capped and refused turns included). */
   ended(record: TurnRecord): void;
+  /** The host reported what became of a call a council chose in an earlier turn of `session`. */
+  resolved?(session: string, call: ResolvedCall, at: number): void;
 }

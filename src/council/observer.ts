@@ -4,6 +4,7 @@
  */
 import type { AgentEvent, AgentRole } from "../agents/types.ts";
 import type { CallRecord, TurnDecision, TurnRecord } from "./records.ts";
+import type { ResolvedCall } from "./action/outcome_signals.ts";
 
 /** A turn as it starts. */
 export interface LiveTurnStart {
@@ -51,6 +52,8 @@ export interface TurnObserver {
   synthesizerChose(turnId: string, choice: SynthesisChoice): void;
   /** Once per turn, after its spend is booked (the record a ledger keeps). */
   turnEnded(record: TurnRecord): void;
+  /** The host reported what became of a call a council chose (outcome signals). */
+  callResolved?(session: string, call: ResolvedCall, at: number): void;
 }
 
 const ignoreCall: CallObserver = { event: () => {}, ended: () => {} };
@@ -92,5 +95,9 @@ export function guardObserver(
     }, ignoreCall),
     synthesizerChose: guard((id, choice) => observer.synthesizerChose(id, choice), undefined),
     turnEnded: guard((record) => observer.turnEnded(record), undefined),
+    callResolved: guard(
+      (session, call, at) => observer.callResolved?.(session, call, at),
+      undefined,
+    ),
   };
 }

@@ -4,6 +4,42 @@
 import type { AgentRole, AgentUsage } from "../agents/types.ts";
 import type { Outcome, TurnUsage } from "./types.ts";
 
+/** The call a council's action turn chose, and how many children proposed what. */
+export interface ChosenCallRecord {
+  agent: string;
+  label: string;
+  /** The tool_use id the host got it under. */
+  toolUseId?: string;
+  tool?: string;
+  /** Proposals that were this same call. */
+  votes: number;
+  proposals: number;
+  valid: number;
+}
+
+/** A child's part in its turn's choice (action turns). */
+export interface CallSignal {
+  proposal?: "valid" | "invalid" | "none";
+  /** Its proposal is the call the council chose. */
+  agreed?: boolean;
+  /** It is the child credited with the chosen call. */
+  chosen?: boolean;
+}
+
+/** What a turn leaves for its outcome signals (set by the step that decided it). */
+export interface TurnSignals {
+  chosen?: ChosenCallRecord;
+  workspace?: WorkspaceRecord;
+  /** Each child's part, by label. */
+  calls?: ReadonlyMap<string, CallSignal>;
+}
+
+/** Under isolation: what became of the chosen candidate's file changes. */
+export interface WorkspaceRecord {
+  status: "applied" | "refused" | "conflict" | "none";
+  agent?: string;
+}
+
 /** What the turn decided before running agents: how many, which, and why. */
 export interface TurnDecision {
   /**
@@ -31,7 +67,7 @@ export interface TurnSynthesis {
 }
 
 /** One agent call of a turn (judge, child or synthesizer), as it ended. */
-export interface CallRecord {
+export interface CallRecord extends CallSignal {
   /** Label in progress lines (`claude`, `claude#2`, `claude (synth)`, `judge`). */
   label: string;
   agent: string;
@@ -67,4 +103,6 @@ export interface TurnRecord {
   failed: boolean;
   /** The turn was cancelled (client gone or shutdown); the spend of the calls made still counts. */
   cancelled: boolean;
+  chosen?: ChosenCallRecord;
+  workspace?: WorkspaceRecord;
 }

@@ -127,6 +127,11 @@ export type TurnEvent =
      * make Codex retry the whole council).
      */
     failed?: boolean;
+    /**
+     * For a tool call a council chose: the tool_use id to give the host. It names the turn, so
+     * the host's result for it can be tied back (outcome signals); otherwise the protocol mints one.
+     */
+    toolUseId?: string;
   };
 
 /** Runs one council turn. Never throws: failures end as a `done` with an explanatory answer. */

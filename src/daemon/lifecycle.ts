@@ -74,7 +74,7 @@ export function logSince(path: string, offset: number): string {
 }
 
 /** The origin a local client uses, from the startup line's `listening on http://HOST:PORT`. */
-function originOfListening(line: string): string | undefined {
+export function originOfListening(line: string): string | undefined {
   const match = /listening on (http:\/\/\S+)/.exec(line);
   const url = match ? URL.parse(match[1]) : null;
   if (!url) return undefined;

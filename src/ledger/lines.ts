@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { CallRecord, TurnRecord } from "../council/records.ts";
 import type { TurnStart } from "../council/journal.ts";
+import type { ResolvedCall } from "../council/action/outcome_signals.ts";
 
 const LEDGER_VERSION = 1;
 
@@ -31,8 +32,35 @@ const LedgerCallSchema = z.object({
   cacheWriteTokens: count.optional(),
   /** The council ended the call early: enough answers were in, or upstream retries. */
   cutOff: z.enum(["quorum", "retries"]).optional(),
+  /** A child on an action turn: what it proposed (a valid call, an invalid one, nothing). */
+  proposal: z.enum(["valid", "invalid", "none"]).optional(),
+  /** Its proposal is the call the council chose. */
+  agreed: z.boolean().optional(),
+  /** It is the child credited with the chosen call (the first that proposed it). */
+  chosen: z.boolean().optional(),
 });
 export type LedgerCall = z.infer<typeof LedgerCallSchema>;
+
+/** The call an action turn of a council chose, and how many children proposed what. */
+export const ChosenCallSchema = z.object({
+  agent: z.string(),
+  label: z.string(),
+  /** The id the host got it under: its tool_result in the next request resolves it. */
+  toolUseId: z.string().optional(),
+  tool: z.string().optional(),
+  /** Proposals that were this same call. */
+  votes: count,
+  proposals: count,
+  valid: count,
+});
+export type ChosenCall = z.infer<typeof ChosenCallSchema>;
+
+/** Under isolation: what became of the chosen candidate's file changes. */
+export const WorkspaceOutcomeSchema = z.object({
+  status: z.enum(["applied", "refused", "conflict", "none"]),
+  agent: z.string().optional(),
+});
+export type WorkspaceOutcome = z.infer<typeof WorkspaceOutcomeSchema>;
 
 /** A finished turn's line. Unknown keys are kept readable by older versions (not strict). */
 const LedgerEntrySchema = z.object({
@@ -72,35 +100,46 @@ const LedgerEntrySchema = z.object({
   cacheReadTokens: count.optional(),
   cacheWriteTokens: count.optional(),
   costUsd: usd,
+  chosen: ChosenCallSchema.optional(),
+  workspace: WorkspaceOutcomeSchema.optional(),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntrySchema>;
 
-/** An admitted turn's first line, written before any agent runs. */
-const LedgerStartSchema = z.object({
+/** The fields every record of a kind other than the turn entry opens with. */
+const recordHead = <K extends string>(kind: K) => ({
   v: z.literal(LEDGER_VERSION),
-  kind: z.literal("start"),
+  kind: z.literal(kind),
   time: z.string(),
   turn: z.string(),
   session: z.string().min(1),
 });
+
+/** An admitted turn's first line, written before any agent runs. */
+const LedgerStartSchema = z.object(recordHead("start"));
 export type LedgerStart = z.infer<typeof LedgerStartSchema>;
 
 /** A call of a running turn, written as it finishes: its spend survives a crash of the turn. */
-const LedgerCallLineSchema = z.object({
-  v: z.literal(LEDGER_VERSION),
-  kind: z.literal("call"),
-  time: z.string(),
-  turn: z.string(),
-  session: z.string().min(1),
-  call: LedgerCallSchema,
-});
+const LedgerCallLineSchema = z.object({ ...recordHead("call"), call: LedgerCallSchema });
 export type LedgerCallLine = z.infer<typeof LedgerCallLineSchema>;
 
+/**
+ * What became of a turn's chosen call, from the tool_result the host sent for it. A chosen call
+ * without one (the session ended first) is `unknown`.
+ */
+export const LedgerOutcomeSchema = z.object({
+  /** `turn`: the turn whose chosen call this resolves. */
+  ...recordHead("outcome"),
+  toolUseId: z.string(),
+  result: z.enum(["ok", "error", "rejected"]),
+});
+export type LedgerOutcome = z.infer<typeof LedgerOutcomeSchema>;
+
 /** What a line of the ledger is. */
-type LedgerLine =
+export type LedgerLine =
   | { kind: "turn"; entry: LedgerEntry }
   | { kind: "start"; start: LedgerStart }
   | { kind: "call"; line: LedgerCallLine }
+  | { kind: "outcome"; outcome: LedgerOutcome }
   | { kind: "blank" }
   | { kind: "invalid"; reason: string };
 
@@ -119,22 +158,21 @@ export function parseLine(line: string): LedgerLine {
     return { kind: "invalid", reason: "not JSON" };
   }
   const kind = (value as { kind?: unknown } | null)?.kind;
-  if (kind === "start") {
-    const parsed = LedgerStartSchema.safeParse(value);
-    return parsed.success
-      ? { kind: "start", start: parsed.data }
-      : { kind: "invalid", reason: issueText(parsed.error) };
+  if (kind === "start") return parseAs(LedgerStartSchema, value, (start) => ({ kind, start }));
+  if (kind === "call") return parseAs(LedgerCallLineSchema, value, (line) => ({ kind, line }));
+  if (kind === "outcome") {
+    return parseAs(LedgerOutcomeSchema, value, (outcome) => ({ kind, outcome }));
   }
-  if (kind === "call") {
-    const parsed = LedgerCallLineSchema.safeParse(value);
-    return parsed.success
-      ? { kind: "call", line: parsed.data }
-      : { kind: "invalid", reason: issueText(parsed.error) };
-  }
-  const parsed = LedgerEntrySchema.safeParse(value);
-  return parsed.success
-    ? { kind: "turn", entry: parsed.data }
-    : { kind: "invalid", reason: issueText(parsed.error) };
+  return parseAs(LedgerEntrySchema, value, (entry) => ({ kind: "turn", entry }));
+}
+
+function parseAs<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  wrap: (data: T) => LedgerLine,
+): LedgerLine {
+  const parsed = schema.safeParse(value);
+  return parsed.success ? wrap(parsed.data) : { kind: "invalid", reason: issueText(parsed.error) };
 }
 
 function callStatus(call: CallRecord): LedgerCall["status"] {
@@ -163,6 +201,9 @@ function ledgerCall(call: CallRecord): LedgerCall {
       ? { cacheWriteTokens: call.usage.cacheWriteTokens }
       : {}),
     ...(call.cutOff ? { cutOff: call.cutOff } : {}),
+    ...(call.proposal ? { proposal: call.proposal } : {}),
+    ...(call.agreed !== undefined ? { agreed: call.agreed } : {}),
+    ...(call.chosen !== undefined ? { chosen: call.chosen } : {}),
   };
 }
 
@@ -190,6 +231,8 @@ export function ledgerEntry(record: TurnRecord): LedgerEntry {
     ...(record.usage.cacheReadTokens ? { cacheReadTokens: record.usage.cacheReadTokens } : {}),
     ...(record.usage.cacheWriteTokens ? { cacheWriteTokens: record.usage.cacheWriteTokens } : {}),
     costUsd: record.usage.usd,
+    ...(record.chosen ? { chosen: record.chosen } : {}),
+    ...(record.workspace ? { workspace: record.workspace } : {}),
   };
 }
 
@@ -217,5 +260,18 @@ export function ledgerCallLine(
     turn: start.turnId,
     session: start.sessionKey,
     call: ledgerCall(call),
+  };
+}
+
+/** The ledger line of a chosen call's result, read from the host's request in `session`. */
+export function ledgerOutcome(resolved: ResolvedCall, session: string, at: number): LedgerOutcome {
+  return {
+    v: LEDGER_VERSION,
+    kind: "outcome",
+    time: new Date(at).toISOString(),
+    turn: resolved.turn,
+    session,
+    toolUseId: resolved.toolUseId,
+    result: resolved.result,
   };
 }

@@ -10,7 +10,14 @@ import type { TurnJournal, TurnStart } from "../council/journal.ts";
 import type { SessionStore } from "../council/session.ts";
 import type { CallRecord, TurnRecord } from "../council/records.ts";
 import { appendLine } from "./file.ts";
-import { ledgerCallLine, type LedgerEntry, ledgerEntry, ledgerStart } from "./lines.ts";
+import {
+  ledgerCallLine,
+  type LedgerEntry,
+  ledgerEntry,
+  ledgerOutcome,
+  ledgerStart,
+} from "./lines.ts";
+import type { ResolvedCall } from "../council/action/outcome_signals.ts";
 import { lookupSession, rebuildSessions } from "./sessions.ts";
 
 export { type LedgerCall, type LedgerEntry, ledgerEntry } from "./lines.ts";
@@ -49,6 +56,10 @@ class Ledger implements TurnJournal {
 
   ended(record: TurnRecord): void {
     this.#append(ledgerEntry(record), `turn ${record.turnId}`);
+  }
+
+  resolved(session: string, call: ResolvedCall, at: number): void {
+    this.#append(ledgerOutcome(call, session, at), `the result of turn ${call.turn}'s call`);
   }
 
   #append(line: unknown, what: string): void {

@@ -38,6 +38,8 @@ interface TurnResult {
   usage: TurnUsage;
   /** No agent produced anything (see the `done` event's `failed`). */
   failed: boolean;
+  /** The chosen call's tool_use id (see the `done` event's `toolUseId`). */
+  toolUseId?: string;
 }
 
 /** A turn ended without its `done` event (aborted, or a council defect). */
@@ -63,7 +65,8 @@ export async function collectTurn(
     const events = runTurn(request, turn.signal);
     for await (const event of untilAborted<TurnEvent>(events, turn.signal)) {
       if (event.type === "done") {
-        return { outcome: event.outcome, usage: event.usage, failed: event.failed === true };
+        const { outcome, usage, toolUseId } = event;
+        return { outcome, usage, failed: event.failed === true, toolUseId };
       }
     }
   } finally {

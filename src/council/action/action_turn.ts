@@ -23,6 +23,7 @@ import { EarlySynthesizer } from "../calls/early_synth.ts";
 import { synthesizerOrder } from "../plan/synthesizers.ts";
 import type { TurnContext } from "../turn/context.ts";
 import type { Outcome } from "../types.ts";
+import { recordChoice } from "./choice_record.ts";
 
 export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outcome> {
   const request = turn.request;
@@ -48,25 +49,38 @@ export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   const ballots: Ballot[] = [];
   const prose: ChildReply[] = [];
   const failures: Failure[] = [];
+  const kinds = new Map<string, "valid" | "invalid" | "none">();
   for (const reply of replies) {
     const { child, result } = reply;
+    kinds.set(child.label, "none");
     if (!result.ok || !result.text.trim()) {
       failures.push(childFailure(reply));
       continue;
     }
     const reading = readReply(result.text, checker);
     if (reading.kind === "dropped") {
+      kinds.set(child.label, "invalid");
       turn.progress(`${child.label}: ${reading.reason}`, "info");
       failures.push({ label: child.label, reason: reading.reason });
       if (reading.prose) prose.push(reply);
       continue;
     }
     const { proposal } = reading;
+    kinds.set(child.label, "valid");
     turn.progress(`${child.label} proposes ${describeProposal(proposal)}`, "info");
     ballots.push({ child: child.index, proposal });
   }
+  const decide = (proposal: Outcome) => {
+    const record = recordChoice(request.id, proposal, ballots, replies, kinds);
+    turn.signals = { ...turn.signals, calls: record.calls, chosen: record.chosen };
+    return record.outcome;
+  };
 
   if (ballots.length === 0) {
+    turn.signals = {
+      ...turn.signals,
+      calls: recordChoice(request.id, NO_CHOICE, [], replies, kinds).calls,
+    };
     if (prose.length > 0) {
       // Tolerance: a child that ignored the format but replied in prose still answered.
       turn.progress(`no valid action — ${prose[0].child.label}'s reply becomes the answer`, "info");
@@ -82,10 +96,14 @@ export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
         `${describeProposal(first.proposal)} — synthesis skipped`,
       "info",
     );
-    return first.proposal;
+    return decide(first.proposal);
   }
-  return await select(turn, ballots, replies, children.length);
+  const chosen = await select(turn, ballots, replies, children.length);
+  return turn.signal.aborted ? chosen : decide(chosen);
 }
+
+/** Nothing was chosen (no valid proposal): only the children's parts are recorded. */
+const NO_CHOICE: Outcome = { kind: "answer", text: "" };
 
 /** The valid proposal of a finished reply, if it has one. */
 function ballotOf(reply: ChildReply, checker: ToolChecker): Ballot | undefined {

@@ -190,8 +190,13 @@ async function closeWithChanges(
   shuffled: readonly ChildReply[],
 ): Promise<void> {
   const chosen = chosenChild(choice, shuffled);
-  const line = chosen
-    ? await workspaces.apply(chosen)
+  const applied = chosen ? await workspaces.apply(chosen) : undefined;
+  turn.signals = {
+    ...turn.signals,
+    workspace: chosen ? { status: applied!.status, agent: chosen.agent.name } : { status: "none" },
+  };
+  const line = applied
+    ? applied.line
     : choice.kind === "none"
     ? "No file changes were applied: none of the candidates' changes were chosen."
     : "No file changes were applied: the synthesizer did not say whose changes to apply.";

@@ -14,6 +14,9 @@ import { isolatedWorkspaceNote } from "../prompt/prompts.ts";
 import { mapPromptText, withSectionBeforeTask } from "../prompt/prompt_edit.ts";
 import type { TurnContext } from "../turn/context.ts";
 
+/** What became of the chosen changes. */
+export type ApplyStatus = "applied" | "refused" | "conflict" | "none";
+
 /** A synthesizer reads each candidate's diff up to this many characters. */
 const MAX_DIFF_CHARS = 20_000;
 
@@ -137,27 +140,34 @@ export class ChildWorkspaces {
 
   /**
    * Applies the chosen child's changes to the real workspace; returns the line that ends the
-   * answer (what changed, or why nothing was written).
+   * answer (what changed, or why nothing was written) and what became of them (the record's).
    */
-  async apply(child: ChildPlan): Promise<string> {
+  async apply(child: ChildPlan): Promise<{ line: string; status: ApplyStatus }> {
     const changes = this.changesOf(child);
-    if (!changes || this.#mode.kind !== "isolated") return "No files were changed.";
+    if (!changes || this.#mode.kind !== "isolated") {
+      return { line: "No files were changed.", status: "none" };
+    }
     const files = describeFiles(changes.files);
     // Not the turn's signal: a cancel after this point must not leave half a patch behind.
     const result = await this.#mode.workspace.apply(changes).catch((err) => ({
       applied: false as const,
       reason: oneLine(err instanceof Error ? err.message : String(err)),
+      conflicts: [] as string[],
     }));
     if (!result.applied) {
       this.#turn.log.warn("{label}'s changes not applied: {reason}", {
         label: child.label,
         reason: result.reason,
       });
-      return `The chosen changes (from ${child.label}: ${files}) were NOT applied: ` +
+      const line = `The chosen changes (from ${child.label}: ${files}) were NOT applied: ` +
         `${result.reason}. Nothing was written.`;
+      return { line, status: result.conflicts.length > 0 ? "conflict" : "refused" };
     }
     this.#turn.log.info("applied {label}'s changes: {files}", { label: child.label, files });
-    return `Changes applied to the workspace (from ${child.label}): ${files}.`;
+    return {
+      line: `Changes applied to the workspace (from ${child.label}): ${files}.`,
+      status: "applied",
+    };
   }
 
   /** Removes the copies. Safe to call more than once. */

@@ -15,8 +15,14 @@ import { oneLine } from "../../base/text.ts";
 import type { TurnJournal, TurnStart } from "../journal.ts";
 import type { AgentHealth } from "../calls/health.ts";
 import type { Lateness } from "../calls/lateness.ts";
-import type { CallRecord, TurnDecision, TurnRecord, TurnSynthesis } from "../records.ts";
-import type { SessionStore, Ticket } from "../session.ts";
+import type {
+  CallRecord,
+  TurnDecision,
+  TurnRecord,
+  TurnSignals,
+  TurnSynthesis,
+} from "../records.ts";
+import type { Sessions, Ticket } from "../session.ts";
 import type { TurnObserver } from "../observer.ts";
 import type { Outcome, TurnEvent, TurnRequest } from "../types.ts";
 
@@ -28,7 +34,7 @@ export interface TurnEnv {
   runner?: Pick<AgentRunner, "prepare">;
   clock: Clock;
   random: () => number;
-  sessions: SessionStore;
+  sessions: Sessions;
   /** Each agent's recent failures and cool-down, across turns. */
   health: AgentHealth;
   /** Each agent's usual lateness behind the quorum, and the grace it earns. */
@@ -81,6 +87,8 @@ export class TurnContext {
   readonly windingDown: Promise<void>[] = [];
   /** The synthesizer started as the children start, on fanned-out turns. */
   earlySynth: StartedSynthesizer | undefined;
+  /** What the deciding step records for outcome signals (the chosen call, the synthesis). */
+  signals: TurnSignals = {};
 
   constructor(
     env: TurnEnv,

@@ -2,7 +2,7 @@
  * The end of a turn: its spend settled with the session, the closing recap, the record handed to
  * the journal and `onTurnEnd`, and the single `done` event.
  */
-import type { TurnRecord } from "../records.ts";
+import type { CallRecord, TurnRecord, TurnSignals } from "../records.ts";
 import type { TurnContext } from "./context.ts";
 import type { Outcome } from "../types.ts";
 
@@ -40,9 +40,11 @@ export function finishTurn(turn: TurnContext, outcome: Outcome): void {
     endedAt: clock.now(),
     counted: turn.counted,
     decision: turn.decision,
-    calls: turn.calls,
+    calls: withSignals(turn.calls, turn.signals),
     failed: turn.failed,
     cancelled: turn.signal.aborted,
+    ...(turn.signals.chosen ? { chosen: turn.signals.chosen } : {}),
+    ...(turn.signals.workspace ? { workspace: turn.signals.workspace } : {}),
   };
   // Before `done` is set, so a failure can still reach progress.
   turn.journal((journal) => journal.ended(record));
@@ -61,7 +63,23 @@ export function finishTurn(turn: TurnContext, outcome: Outcome): void {
   } catch (err) {
     turn.log.warn("onTurnEnd failed: {error}", { error: String(err) });
   }
-  turn.emit({ type: "done", outcome, usage, ...(turn.failed ? { failed: true } : {}) });
+  const toolUseId = outcome.kind === "tool" ? turn.signals.chosen?.toolUseId : undefined;
+  turn.emit({
+    type: "done",
+    outcome,
+    usage,
+    ...(turn.failed ? { failed: true } : {}),
+    ...(toolUseId ? { toolUseId } : {}),
+  });
+}
+
+/** The children's calls with their part in the turn's choice (by label). */
+function withSignals(calls: CallRecord[], signals: TurnSignals): CallRecord[] {
+  const parts = signals.calls;
+  if (!parts) return calls;
+  return calls.map((call) =>
+    call.role === "child" && parts.has(call.label) ? { ...call, ...parts.get(call.label) } : call
+  );
 }
 
 /** Dollars to a millionth of a cent at most, so log lines do not show float noise. */

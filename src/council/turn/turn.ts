@@ -18,9 +18,10 @@ import { oneLine } from "../../base/text.ts";
 import { AsyncQueue } from "../../base/async_queue.ts";
 import type { TurnRecord } from "../records.ts";
 import { redactedEvents } from "./redacted.ts";
-import { SessionStore } from "../session.ts";
+import { type Sessions, SessionStore } from "../session.ts";
 import { TurnContext, type TurnEnv } from "./context.ts";
 import { finishTurn } from "./end.ts";
+import { resolvedCalls } from "../action/outcome_signals.ts";
 import { guardObserver, NO_OBSERVER, type TurnObserver } from "../observer.ts";
 import { planStep } from "./planning.ts";
 import type { Outcome, RunTurn, TurnEvent, TurnRequest } from "../types.ts";
@@ -38,7 +39,7 @@ interface CouncilDeps {
   /** Random numbers in [0, 1) for shuffling candidates; injectable for deterministic tests. */
   random?: () => number;
   /** Session counters; pass one to pre-fill it (e.g. from a ledger). Default: a fresh store. */
-  sessions?: SessionStore;
+  sessions?: Sessions;
   /** Called once per turn after its spend is booked. */
   onTurnEnd?: (record: TurnRecord) => void;
   /** Records each turn's start, calls and end as they happen (a ledger). */
@@ -54,12 +55,14 @@ interface CouncilDeps {
 interface Council {
   runTurn: RunTurn;
   /** The live session store (turns and spend per session key). */
-  sessions: SessionStore;
+  sessions: Sessions;
   /**
    * Each configured agent's health (failures in a row, cool-down), then any other agent with
    * failures on record (the judge): for `doctor` and status reports.
    */
   agentHealth(): AgentHealthStatus[];
+  /** Takes over a cool-down another replica started (see AgentHealth.adopt). */
+  adoptHealth(status: AgentHealthStatus): void;
 }
 
 export function createCouncil(deps: CouncilDeps): Council {
@@ -91,6 +94,7 @@ export function createCouncil(deps: CouncilDeps): Council {
   return {
     sessions: env.sessions,
     runTurn: (request, signal) => redactedEvents(request, turnEvents(env, request, signal)),
+    adoptHealth: (status) => env.health.adopt(status),
     agentHealth: () => [
       ...names.map((name) => env.health.statusOf(name)),
       ...env.health.status().filter((s) => !names.includes(s.agent)),
@@ -137,6 +141,20 @@ async function runTurn(turn: TurnContext): Promise<void> {
   }
 }
 
+/**
+ * Outcome signals: what the host's tool_results in this request say became of calls a council
+ * chose in this session's earlier turns, recorded before this turn runs.
+ */
+function recordResolvedCalls(turn: TurnContext): void {
+  const at = turn.env.clock.now();
+  const session = turn.request.sessionKey;
+  for (const call of resolvedCalls(turn.request.transcript)) {
+    turn.log.info("chosen call of turn {of}: {result}", { of: call.turn, result: call.result });
+    turn.journal((journal) => journal.resolved?.(session, call, at));
+    turn.env.observer.callResolved?.(session, call, at);
+  }
+}
+
 async function runSteps(turn: TurnContext): Promise<void> {
   const { config, sessions } = turn.env;
   const request = turn.request;
@@ -159,6 +177,7 @@ async function runSteps(turn: TurnContext): Promise<void> {
     continuation: request.continuation,
     startedAt: turn.startedAt,
   });
+  recordResolvedCalls(turn);
   if (request.cwdNote) turn.progress(request.cwdNote, "info");
   if (config.defaultAgents.length === 0) {
     turn.log.warn("no agents configured");

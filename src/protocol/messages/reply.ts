@@ -1,9 +1,9 @@
 /**
- * Non-streaming Messages replies: the assistant message for an outcome, and the error envelope.
+ * Non-streaming Messages replies: the assistant message for an outcome (errors:
+ * ../error_envelope.ts).
  */
 import type { Outcome } from "../../council/types.ts";
 import { newId } from "../ids.ts";
-import { redact } from "../../base/redact.ts";
 
 interface MessagesUsage {
   input_tokens: number;
@@ -42,10 +42,15 @@ export function stopReasonOf(outcome: Outcome): StopReason {
   return outcome.kind === "tool" ? "tool_use" : "end_turn";
 }
 
-/** The one content block an outcome becomes. */
-export function outcomeBlock(outcome: Outcome): ReplyBlock {
+/** The one content block an outcome becomes (a tool call under `toolUseId` when given). */
+export function outcomeBlock(outcome: Outcome, toolUseId?: string): ReplyBlock {
   return outcome.kind === "tool"
-    ? { type: "tool_use", id: newId("toolu_"), name: outcome.name, input: outcome.input }
+    ? {
+      type: "tool_use",
+      id: toolUseId ?? newId("toolu_"),
+      name: outcome.name,
+      input: outcome.input,
+    }
     : { type: "text", text: outcome.text };
 }
 
@@ -54,26 +59,16 @@ export function messagesReply(
   model: string,
   outcome: Outcome,
   usage: { inputTokens: number; outputTokens: number },
+  toolUseId?: string,
 ): MessagesReply {
   return {
     id: newId("msg_"),
     type: "message",
     role: "assistant",
     model,
-    content: [outcomeBlock(outcome)],
+    content: [outcomeBlock(outcome, toolUseId)],
     stop_reason: stopReasonOf(outcome),
     stop_sequence: null,
     usage: messagesUsage(usage.inputTokens, usage.outputTokens),
   };
-}
-
-type MessagesErrorType =
-  | "invalid_request_error"
-  | "request_too_large"
-  | "api_error"
-  | "overloaded_error";
-
-/** `{type:"error", error:{type, message}}` — the envelope for HTTP errors and SSE `error`. */
-export function messagesError(type: MessagesErrorType, message: string) {
-  return { type: "error" as const, error: { type, message: redact(message) } };
 }

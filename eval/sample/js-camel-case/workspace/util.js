@@ -1,0 +1,5 @@
+function camelCase(text) {
+  throw new Error("not implemented");
+}
+
+module.exports = { camelCase };

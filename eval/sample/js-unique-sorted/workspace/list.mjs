@@ -1,0 +1,3 @@
+export function uniqueSorted(list) {
+  return [...new Set(list)].sort();
+}
