@@ -12,15 +12,12 @@ import { fileURLToPath } from "node:url";
 import { describeMachine, machineInfo } from "./machine.ts";
 import { type Figure, figuresTable, missedTargets } from "./results.ts";
 import type { BenchContext, Scenario } from "./scenario.ts";
-import { clistart } from "./scenarios/clistart.ts";
 import { concurrency } from "./scenarios/concurrency.ts";
 import { footprint } from "./scenarios/footprint.ts";
 import { latency } from "./scenarios/latency.ts";
 import { overhead } from "./scenarios/overhead.ts";
 import { parallel } from "./scenarios/parallel.ts";
 import { passthrough } from "./scenarios/passthrough.ts";
-import { clicache } from "./scenarios/clicache.ts";
-import { peer } from "./scenarios/peer.ts";
 import { realchain } from "./scenarios/realchain.ts";
 import { session } from "./scenarios/session.ts";
 import { team } from "./scenarios/team.ts";
@@ -40,11 +37,8 @@ export const SCENARIOS: readonly Scenario[] = [
 /** Scenarios run only when `--only` names them (e.g. they need an npm install). */
 export const OPT_IN_SCENARIOS: readonly Scenario[] = [
   latency,
-  peer,
   worktree,
-  clistart,
   session,
-  clicache,
   team,
 ];
 
