@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseWrkOutput } from "../../scripts/bench/load.ts";
+import { parseWrkOutput } from "../../scripts/bench/http_load.ts";
 import { OPT_IN_SCENARIOS, SCENARIOS, selectScenarios } from "../../scripts/bench/main.ts";
 import { TokenLatencies } from "../../scripts/bench/scenarios/passthrough.ts";
 import { largeMessagesBody } from "../../scripts/bench/scenarios/utility.ts";
