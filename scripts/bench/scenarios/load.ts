@@ -17,7 +17,7 @@ import {
   newMarker,
 } from "../../../tests/support/marker_turns.ts";
 import { type ServerProcess, startGateway } from "../processes.ts";
-import { type Figure, quantile, summarize, target } from "../results.ts";
+import { type Figure, summarize, target } from "../results.ts";
 import { runs, type Scenario } from "../scenario.ts";
 
 const CONCURRENCY = 50;
@@ -27,17 +27,6 @@ const SYNTH_MS = 50;
 const MAX_GROWTH_MB = 5;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Median of a few RSS readings once the gateway has been idle a moment (MB). */
-async function idleRss(gateway: ServerProcess): Promise<number> {
-  await sleep(1000);
-  const readings: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    readings.push(await gateway.rssMb());
-    await sleep(100);
-  }
-  return quantile(readings, 0.5);
-}
 
 /** The turns that failed or heard of another turn, and the first few reasons. */
 function problems(turns: LoadTurn[]): { count: number; first: string } {
@@ -90,7 +79,7 @@ export const load: Scenario = {
     try {
       const warm = problems(await sequential(gateway, `${run}w`, 0, 10, []));
       if (warm.count) throw new Error(`warm-up: ${warm.first}`);
-      const rssStart = await idleRss(gateway);
+      const rssStart = await gateway.idleRssMb();
       const fdsStart = fdCount(gateway.pid);
       const burst = await concurrentTurns(gateway.origin, run, CONCURRENCY);
       const burstProblems = problems(burst);
@@ -103,7 +92,7 @@ export const load: Scenario = {
       for (let i = 0; i < soakTurns + confirmTurns; i += step) {
         const into = i < soakTurns ? soakSamples : confirmSamples;
         turns = turns.concat(await sequential(gateway, run, i, step, into));
-        context.log(`load: ${i + step} turns, RSS ${(await idleRss(gateway)).toFixed(1)} MB`);
+        context.log(`load: ${i + step} turns, RSS ${(await gateway.idleRssMb()).toFixed(1)} MB`);
       }
       const soakProblems = problems(turns);
       const soakPeak = Math.max(...soakSamples.slice(soakSamples.length / 2));
