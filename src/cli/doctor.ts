@@ -17,7 +17,8 @@ import { probeHealth } from "../daemon/gateway_client.ts";
 import { clientOrigin } from "./connect.ts";
 import { gatewayHealth } from "./doctor_health.ts";
 import { seatsSummary } from "./doctor_seats.ts";
-import { ADAPTERS, HTTP_ADAPTERS } from "../agents/adapters.ts";
+import { HTTP_ADAPTERS } from "../agents/adapters.ts";
+import { CLI_ADAPTERS, discoverableNames } from "../agents/cli/runners.ts";
 import { apiKeyEnvOf, baseUrlOf } from "../agents/http/http_api.ts";
 import { probeModels } from "../agents/http/http_probe.ts";
 import { judgeAgent } from "../council/plan/plan.ts";
@@ -31,16 +32,6 @@ const VERSION_TIMEOUT_MS = 15_000;
 /** How long an HTTP agent's models list may take before the endpoint counts as unreachable. */
 const ENDPOINT_TIMEOUT_MS = 3000;
 
-/** The executable a runner uses when the agent names no `command`. */
-const RUNNER_COMMANDS: Record<AgentEntry["runner"], string | null> = {
-  claude: "claude",
-  codex: "codex",
-  gemini: "gemini",
-  command: null,
-  anthropic: null,
-  openai: null,
-};
-
 interface VersionProbe {
   ok: boolean;
   /** First non-empty output line, or the reason it failed. */
@@ -48,19 +39,20 @@ interface VersionProbe {
 }
 
 /**
- * Runs `<path> --version` with stdin closed, `env` over the inherited environment and a time
- * limit; never throws.
+ * Runs `<path> <args>` (its version probe) with stdin closed, `env` over the inherited
+ * environment and a time limit; never throws.
  */
 export async function probeVersion(
   path: string,
   timeoutMs = VERSION_TIMEOUT_MS,
   env: Record<string, string> = {},
+  args: readonly string[] = ["--version"],
 ): Promise<VersionProbe> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
     const output = await new Deno.Command(path, {
-      args: ["--version"],
+      args: [...args],
       env,
       stdin: "null",
       stdout: "piped",
@@ -198,21 +190,26 @@ async function checkAgent(
 ): Promise<AgentRow> {
   const runner = agent.runner ?? "claude";
   if (isHttpRunner(runner)) return checkHttpAgent(name, runner, agent, env, endpointTimeoutMs);
-  const command = agent.command ?? RUNNER_COMMANDS[runner] ?? "";
+  const adapter = CLI_ADAPTERS[runner];
+  const command = agent.command ?? adapter.defaultCommand;
   const base = { name, runner, model: agent.model ?? "(default)" };
   const executable = command ? findOnPath(command, env) : null;
   if (!executable) {
     const where = command.includes("/") ? command : `${command || "(no command)"} on PATH`;
     return { ...base, executable, version: "-", status: `not found: ${where}`, ok: false };
   }
-  // A `command` runner's program is the model itself; running it could start work.
-  if (runner === "command") return { ...base, executable, version: "-", status: "ok", ok: true };
+  // A CLI without a version probe (a `command` runner's program is the model itself).
+  if (!adapter.versionArgs) {
+    return { ...base, executable, version: "-", status: "ok", ok: true };
+  }
   // As a child runs: with its adapter's variables (gemini's start-up switch) and its own env.
-  const adapterEnv = ADAPTERS[runner].env?.({ isRoot: runningAsRoot() }) ?? {};
-  const probe = await probeVersion(executable, VERSION_TIMEOUT_MS, {
-    ...adapterEnv,
-    ...agent.env,
-  });
+  const adapterEnv = adapter.env?.({ isRoot: runningAsRoot() }) ?? {};
+  const probe = await probeVersion(
+    executable,
+    VERSION_TIMEOUT_MS,
+    { ...adapterEnv, ...agent.env },
+    adapter.versionArgs,
+  );
   return {
     ...base,
     executable,
@@ -293,7 +290,7 @@ export async function runDoctor(
   ]);
   if (config.defaultAgents.length === 0) {
     problems.push(
-      "no agents: configure defaultAgents or install the claude, codex or gemini CLI",
+      `no agents: configure defaultAgents or install the ${discoverableNames()} CLI`,
     );
   }
 

@@ -72,11 +72,16 @@ export function findHost(
 }
 
 /**
- * The environment a run starts from: the user's own keys and endpoints for the hosts are left
- * out, so the host can reach nothing but the run's gateway (whose children get their keys from
- * the gateway's own environment as configured).
+ * Whether a variable stays out of the host's (and the task commands') environment: the user's own
+ * endpoints, keys and provider switches for the hosts would let the host bypass the run's gateway
+ * or reach a real account; the gateway's children get theirs from the gateway's environment.
  */
+export function hiddenFromHost(name: string): boolean {
+  return /^(ANTHROPIC|OPENAI)_/.test(name) || /^CLAUDE_CODE_USE_/.test(name) ||
+    /^(CODEX|CLAUDE_CODE)_\w*(KEY|TOKEN|SECRET)/.test(name);
+}
+
+/** The environment a run's host and commands start from. */
 export function hostEnv(env: Record<string, string>): Record<string, string> {
-  const hidden = /^(ANTHROPIC_|OPENAI_|CODEX_|CLAUDE_CODE_)/;
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !hidden.test(name)));
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !hiddenFromHost(name)));
 }

@@ -173,6 +173,8 @@ async function runHost(
   } finally {
     await gateway.stop();
   }
+  // Kept beside the log: `usage --agents --ledger` on it gives the run's seats.
+  await Deno.copyFile(gateway.ledger, log.replace(/\.log$/, ".ledger.jsonl")).catch(() => {});
   const wallMs = Math.max(0, Math.round(env.now() - started));
   const error = failure(`host ${env.host}`, end, task.hostTimeoutSec);
   return { figures: ledgerFigures(gateway.ledger), wallMs, ...(error ? { error } : {}) };

@@ -28,6 +28,8 @@ import { startIsolator } from "../workspace/startup.ts";
 import { defaultWorkspaceRoot } from "../workspace/registry.ts";
 import { LATENESS_FILE, latenessFile } from "../council/calls/lateness_file.ts";
 import { openLedger } from "../ledger/mod.ts";
+import { readSeatRecords } from "../ledger/records_file.ts";
+import { resolve } from "node:path";
 import { InFlightTurns } from "./inflight.ts";
 import { StatusStore } from "../status/store.ts";
 import { VERSION } from "../base/version.ts";
@@ -38,6 +40,7 @@ import type { ConnectionLimits, ConnectionPhase } from "./connections.ts";
 import { connectionCap, processFileLimit } from "./file_limit.ts";
 import { serve } from "./serve.ts";
 import { TurnSlots } from "./middleware/turn_slots.ts";
+import { discoverableNames } from "../agents/cli/runners.ts";
 
 /** The startup line of CONTRACT.md §3. */
 function startupLine(config: Readonly<Config>, port: number): string {
@@ -151,6 +154,8 @@ interface Wiring {
   /** One warm pool per configuration; a reload ends the previous one's waiting children. */
   pool?: WarmPool;
   /** Sessions (seeded from the ledger, which records every turn) and isolated workspaces. */
+  /** The ledger's records were handed to the status store (once, at start). */
+  seatsLoaded?: boolean;
   shared?: {
     sessions: Sessions;
     journal?: TurnJournal;
@@ -204,6 +209,11 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
       journal: config.ledger ? openLedger(config.ledger, sessions) : undefined,
       isolator,
     };
+  }
+  // Seats cover the ledger's turns too, not only this process's (read once, at start).
+  if (config.ledger && !w.seatsLoaded) {
+    w.seatsLoaded = true;
+    w.status.preloadSeats(readSeatRecords(resolve(config.ledger)));
   }
   const runAgent = w.options.runAgent ?? w.pool!.runner;
   const council = createCouncil({
@@ -373,7 +383,7 @@ function logStart(w: Wiring, config: Readonly<Config>, port: number): void {
   log.info(nextStepsLine(config, port));
   if (config.defaultAgents.length === 0) {
     log.warn(
-      "no agents: defaultAgents is not configured and no claude, codex or gemini CLI was " +
+      `no agents: defaultAgents is not configured and no ${discoverableNames()} CLI was ` +
         "found on PATH; every turn will answer with an error until one is",
     );
   }

@@ -7,12 +7,14 @@ import type { Context, Hono, Next } from "hono";
 import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
 import { isLoopbackHost } from "../base/origins.ts";
 import { sseResponse } from "../protocol/sse_writer.ts";
+import { errorReply } from "../protocol/error_envelope.ts";
 import { redact } from "../base/redact.ts";
 import { DASHBOARD_CSP, dashboardPage } from "./dashboard/page.ts";
 import { sessionKeysFor } from "./session_lookup.ts";
 import type { GatewayInfo, StatusStore } from "./store.ts";
 import type { StatusDocument } from "./types.ts";
 import type { TeamStatus } from "../store/team.ts";
+import { SEAT_WINDOWS, type SeatWindow } from "../ledger/seats.ts";
 
 const STATUS_PATHS = {
   health: "/health",
@@ -62,13 +64,8 @@ export function mountPublicStatusRoutes(app: Hono, deps: StatusRoutesDeps): void
       const peer = peerHost(c);
       // Without a token the page would show everything to whoever reaches the port.
       if (!auth && peer !== undefined && !isLoopbackHost(peer)) {
-        return c.json({
-          type: "error",
-          error: {
-            type: "permission_error",
-            message: "the dashboard is served only to this machine when no token is set",
-          },
-        }, 403);
+        const message = "the dashboard is served only to this machine when no token is set";
+        return errorReply("messages", 403, message);
       }
       return c.html(dashboardPage({ auth }), 200, {
         "content-security-policy": DASHBOARD_CSP,
@@ -91,13 +88,33 @@ function redacted(doc: StatusDocument): StatusDocument {
 async function documentFor(
   deps: StatusRoutesDeps,
   session: string | undefined,
+  window: SeatWindow,
 ): Promise<StatusDocument> {
-  if (session === undefined || session === "") return redacted(deps.store.document(deps.info()));
+  const { store } = deps;
+  if (session === undefined || session === "") {
+    return redacted(store.document(deps.info(), undefined, window));
+  }
   for (const key of await sessionKeysFor(session)) {
-    const doc = deps.store.document(deps.info(), key);
+    const doc = store.document(deps.info(), key, window);
     if (doc.session) return redacted(doc);
   }
-  return redacted(deps.store.document(deps.info(), session));
+  return redacted(store.document(deps.info(), session, window));
+}
+
+/** The seats' window a request asks for (`?window=`, default all); undefined when invalid. */
+function windowOf(c: Context): SeatWindow | undefined {
+  const asked = c.req.query("window") ?? "all";
+  return (SEAT_WINDOWS as readonly string[]).includes(asked) ? asked as SeatWindow : undefined;
+}
+
+function badWindow(c: Context): Response {
+  return c.json({
+    type: "error",
+    error: {
+      type: "invalid_request_error",
+      message: `window: ${JSON.stringify(c.req.query("window"))} is not today, 7d or all`,
+    },
+  }, 400);
 }
 
 /** Routes behind the gateway's auth. */
@@ -106,7 +123,9 @@ export function mountStatusRoutes(app: Hono, deps: StatusRoutesDeps): void {
   app.get(
     STATUS_PATHS.status,
     getOnly(async (c) => {
-      const doc = await documentFor(deps, c.req.query("session"));
+      const window = windowOf(c);
+      if (!window) return badWindow(c);
+      const doc = await documentFor(deps, c.req.query("session"), window);
       return c.json(doc, 200, { "cache-control": "no-store" });
     }),
   );
@@ -118,15 +137,26 @@ export function mountStatusRoutes(app: Hono, deps: StatusRoutesDeps): void {
         return c.json(await deps.team(), 200, { "cache-control": "no-store" });
       } catch (err) {
         const message = `the database is unreachable: ${(err as Error).message}`;
-        return c.json({ type: "error", error: { type: "api_error", message } }, 503);
+        return errorReply("messages", 503, message);
       }
     }),
   );
-  app.get(STATUS_PATHS.events, getOnly((c) => statusEvents(deps, clock, c.req.raw.signal)));
+  app.get(
+    STATUS_PATHS.events,
+    getOnly((c) => {
+      const window = windowOf(c);
+      return window ? statusEvents(deps, clock, c.req.raw.signal, window) : badWindow(c);
+    }),
+  );
 }
 
 /** The status document as an SSE stream: at once, then after changes and while turns run. */
-function statusEvents(deps: StatusRoutesDeps, clock: Clock, requestSignal: AbortSignal): Response {
+function statusEvents(
+  deps: StatusRoutesDeps,
+  clock: Clock,
+  requestSignal: AbortSignal,
+  window: SeatWindow,
+): Response {
   return sseResponse({
     clock,
     keepAliveMs: EVENTS_KEEP_ALIVE_MS,
@@ -139,7 +169,8 @@ function statusEvents(deps: StatusRoutesDeps, clock: Clock, requestSignal: Abort
         const push = () => {
           pending = undefined;
           lastSent = clock.now();
-          channel.send({ event: "status", data: redacted(deps.store.document(deps.info())) });
+          const doc = deps.store.document(deps.info(), undefined, window);
+          channel.send({ event: "status", data: redacted(doc) });
         };
         const schedule = () => {
           if (pending !== undefined) return;

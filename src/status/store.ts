@@ -25,6 +25,10 @@ import type {
   SessionStatus,
   StatusDocument,
 } from "./types.ts";
+import { SeatRecords } from "./seat_records.ts";
+import type { LedgerLine } from "../ledger/lines.ts";
+import type { SeatWindow } from "../ledger/seats.ts";
+import type { ResolvedCall } from "../council/action/outcome_signals.ts";
 
 /** Finished turns kept for the status document. */
 export const RECENT_TURNS = 50;
@@ -117,6 +121,7 @@ export class StatusStore implements TurnObserver {
   #sessions = new Map<string, SessionState>();
   #listeners = new Set<() => void>();
   #health: () => readonly AgentHealthReading[] = () => [];
+  #seats = new SeatRecords();
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -184,7 +189,19 @@ export class StatusStore implements TurnObserver {
     this.#changed();
   }
 
+  /** The ledger's records at start, so seats cover more than this process's turns. */
+  preloadSeats(records: readonly LedgerLine[]): void {
+    this.#seats.preload(records);
+    this.#changed();
+  }
+
+  callResolved(session: string, call: ResolvedCall, at: number): void {
+    this.#seats.outcome(session, call, at);
+    this.#changed();
+  }
+
   turnEnded(record: TurnRecord): void {
+    this.#seats.turn(record);
     const state = this.#live.get(record.turnId);
     this.#live.delete(record.turnId);
     const recent = this.#recentTurn(record, state);
@@ -223,8 +240,11 @@ export class StatusStore implements TurnObserver {
     };
   }
 
-  /** The whole status document; with `sessionKey`, also that session's view. */
-  document(info: GatewayInfo, sessionKey?: string): StatusDocument {
+  /**
+   * The whole status document; with `sessionKey`, also that session's view; agents' seats over
+   * `window`.
+   */
+  document(info: GatewayInfo, sessionKey?: string, window: SeatWindow = "all"): StatusDocument {
     const now = this.#clock.now();
     return {
       version: info.version,
@@ -234,16 +254,18 @@ export class StatusStore implements TurnObserver {
       configPath: info.configPath,
       live: this.live(),
       recent: [...this.#recent],
-      agents: this.#agentFigures(now),
+      agents: this.#agentFigures(now, window),
       spend: this.#spend.figures(now),
       ...(sessionKey === undefined ? {} : { session: this.session(sessionKey) }),
     };
   }
 
-  #agentFigures(now: number) {
+  #agentFigures(now: number, window: SeatWindow) {
     const readings = this.#readings();
     for (const reading of readings) this.#agents.know(reading.agent);
-    return withHealth(this.#agents.figures(), readings, now);
+    const figures = withHealth(this.#agents.figures(), readings, now);
+    const seats = this.#seats.figures(window, now, figures.map((f) => f.agent));
+    return figures.map((figure) => ({ ...figure, seat: seats.get(figure.agent) }));
   }
 
   /** The council's readings; a source that fails reads as no news (every agent healthy). */

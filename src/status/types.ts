@@ -5,6 +5,7 @@
  */
 import type { AgentRole } from "../agents/types.ts";
 import type { TurnDecision } from "../council/records.ts";
+import type { SeatFigures } from "./seat_records.ts";
 
 /** A call's state: running, or how it ended. */
 export type CallState = "running" | "done" | "failed" | "timed-out" | "cancelled";
@@ -81,6 +82,8 @@ export interface AgentFigures {
   usd: number;
   /** Whether the council skips the agent now, and why. */
   health: AgentHealthView;
+  /** What it does for the council over the document's window (`?window=`, default all). */
+  seat?: SeatFigures;
 }
 
 /** An agent's health as the council reports it, read through a callback given at wiring time. */

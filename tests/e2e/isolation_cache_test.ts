@@ -14,6 +14,10 @@ import {
   startFakeVendor,
 } from "../support/fake_vendor/mod.ts";
 
+import { findTestCli } from "../support/agent_runner.ts";
+
+const CLAUDE = findTestCli("claude", /Claude Code/);
+if (!CLAUDE.path) console.log(`isolation_cache_test: claude CLI skipped: ${CLAUDE.reason}`);
 const KEY = "COUNCIL_TEST_VENDOR_KEY";
 /** A long system prompt, as a coding host sends (its instructions dominate a turn's input). */
 const INSTRUCTIONS = Array.from(
@@ -45,6 +49,43 @@ function isSynthesis(request: RecordedRequest): boolean {
   return request.prompt.includes("Candidate replies");
 }
 
+/** Runs the session's turns through the gateway; each turn's upstream requests, in order. */
+async function runSession(
+  origin: string,
+  project: string,
+  vendor: { requests: RecordedRequest[] },
+): Promise<RecordedRequest[][]> {
+  const turns: RecordedRequest[][] = [];
+  const messages: { role: string; content: string }[] = [];
+  for (const ask of ASKS) {
+    messages.push({ role: "user", content: ask });
+    const before = vendor.requests.length;
+    const response = await fetch(`${origin}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-claude-code-session-id": "s-1" },
+      body: JSON.stringify({
+        model: "svc-council",
+        max_tokens: 1000,
+        system: `${INSTRUCTIONS}\n<env>\nPrimary working directory: ${project}\n</env>`,
+        messages,
+      }),
+    });
+    assert.equal(response.status, 200);
+    const body = await response.json();
+    const text = body.content.map((c: { text?: string }) => c.text ?? "").join("");
+    messages.push({ role: "assistant", content: text });
+    turns.push(vendor.requests.slice(before));
+  }
+  return turns;
+}
+
+/** The share of `calls`' input tokens read from the cache. */
+function cacheShare(calls: RecordedRequest[]): number {
+  const total = calls.reduce((sum, r) => sum + r.cache.total, 0);
+  assert.ok(total > 0, "input was sent");
+  return calls.reduce((sum, r) => sum + r.cache.read, 0) / total;
+}
+
 Deno.test({
   name: "e2e isolation cache: children read ≥ 80 % of their input from the cache from turn 2 on",
   ignore: Deno.build.os === "windows",
@@ -59,44 +100,69 @@ Deno.test({
       fanOutScope: "every-turn",
       defaultAgents: members(vendor.origin),
     }, { [KEY]: "test-key" });
-    const turnsOf = new Map<number, RecordedRequest[]>();
     try {
-      const messages: { role: string; content: string }[] = [];
-      for (const [turn, ask] of ASKS.entries()) {
-        messages.push({ role: "user", content: ask });
-        const before = vendor.requests.length;
-        const response = await fetch(`${gateway.origin}/v1/messages`, {
-          method: "POST",
-          headers: { "content-type": "application/json", "x-claude-code-session-id": "s-1" },
-          body: JSON.stringify({
-            model: "svc-council",
-            max_tokens: 1000,
-            system: `${INSTRUCTIONS}\n<env>\nPrimary working directory: ${project}\n</env>`,
-            messages,
-          }),
-        });
-        assert.equal(response.status, 200);
-        const body = await response.json();
-        const text = body.content.map((c: { text?: string }) => c.text ?? "").join("");
-        messages.push({ role: "assistant", content: text });
-        turnsOf.set(turn, vendor.requests.slice(before));
-      }
+      const turns = await runSession(gateway.origin, project, vendor);
       const lines = gateway.lines().join("\n");
       assert.match(lines, /each child works in its own git worktree/, "isolation was on");
       for (const name of ["opus", "sonnet", "gpt"]) {
-        let read = 0;
-        let total = 0;
-        for (let turn = 1; turn < ASKS.length; turn++) {
-          const calls = turnsOf.get(turn)!.filter((r) => r.caller === name && !isSynthesis(r));
-          assert.equal(calls.length, 1, `${name} answered turn ${turn + 1} once`);
-          read += calls[0].cache.read;
-          total += calls[0].cache.total;
-        }
-        assert.ok(total > 0, `${name} sent input`);
-        assert.ok(
-          read / total >= 0.8,
-          `${name}: ${(100 * read / total).toFixed(1)} % of its input on turns 2+ from the cache`,
+        const calls = turns.slice(1).map((turn) => {
+          const own = turn.filter((r) => r.caller === name && !isSynthesis(r));
+          assert.equal(own.length, 1, `${name} answered each turn once`);
+          return own[0];
+        });
+        const share = cacheShare(calls);
+        assert.ok(share >= 0.8, `${name}: ${(100 * share).toFixed(1)} % from the cache`);
+      }
+    } finally {
+      await gateway.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "e2e isolation cache: claude CLI children read ≥ 80 % from the cache from turn 2 on",
+  ignore: Deno.build.os === "windows" || !CLAUDE.path,
+  async fn() {
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "cg-iso-cache-cli-" }));
+    await using vendor = startFakeVendor({ answer: { text: "A short answer about notes.txt." } });
+    const project = join(dir, "project");
+    const home = join(dir, "child-home");
+    await Deno.mkdir(project);
+    await Deno.mkdir(home);
+    await gitRepo(project, { "notes.txt": "remember the milk\n" });
+    const claude = (name: string) => ({
+      name,
+      runner: "claude",
+      model: "claude-opus-4-5",
+      command: CLAUDE.path,
+      env: {
+        HOME: home,
+        ANTHROPIC_BASE_URL: vendor.origin,
+        ANTHROPIC_API_KEY: "test-key",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        DISABLE_AUTOUPDATER: "1",
+      },
+      timeoutMs: 120_000,
+    });
+    const gateway = await spawnGateway(dir, {
+      fanOutPolicy: "always",
+      fanOutScope: "every-turn",
+      defaultAgents: [claude("claude"), claude("claude-b")],
+    });
+    try {
+      const turns = await runSession(gateway.origin, project, vendor);
+      assert.match(gateway.lines().join("\n"), /each child works in its own git worktree/);
+      for (const child of ["child-1", "child-2"]) {
+        // The child's own calls: its working copy is named in the CLI's own system prompt.
+        const calls = turns.slice(1).flatMap((turn) =>
+          turn.filter((r) =>
+            r.prompt.includes(`/${child}`) && !isSynthesis(r) && r.prompt.includes("notes.txt")
+          )
         );
+        assert.ok(calls.length >= ASKS.length - 1, `${child}: ${calls.length} calls`);
+        const share = cacheShare(calls);
+        assert.ok(share >= 0.8, `${child}: ${(100 * share).toFixed(1)} % from the cache`);
       }
     } finally {
       await gateway.stop();

@@ -1,7 +1,7 @@
 /**
  * `eval` with the REAL Claude Code as its host (`claude -p` in the run's copy, pointed at the
  * run's gateway) on one small task, the members scripted: the host carries out the chosen Bash
- * call and the hidden check passes. Skipped loudly when the CLI is not installed (see
+ * call, reports its result under the council's id, and the hidden check passes. Skipped loudly when the CLI is not installed (see
  * tests/agents/real_claude_test.ts for how to install it).
  */
 import assert from "node:assert/strict";
@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { evalCommand } from "../../src/eval/mod.ts";
 import { readResults } from "../../src/eval/results.ts";
+import { readSeatRecords } from "../../src/ledger/records_file.ts";
 import { findTestCli } from "../support/agent_runner.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 
@@ -40,14 +41,26 @@ Deno.test({
       const config = join(root, "council.yaml");
       await Deno.writeTextFile(
         config,
-        JSON.stringify({ defaultAgents: [fakeAgent("claude", { rules }, { name: "alpha" })] }),
+        JSON.stringify({
+          fanOutPolicy: "always",
+          defaultAgents: [fakeAgent("claude", { rules }, { name: "alpha" })],
+        }),
       );
       const home = join(root, "home");
       await Deno.mkdir(home);
       const out: string[] = [];
       const err: string[] = [];
       const code = await evalCommand(
-        [task, "--config", config, "--arm", "solo:alpha", "--host-command", claude.path!, "--json"],
+        [
+          task,
+          "--config",
+          config,
+          "--arm",
+          "best-of:alpha:2",
+          "--host-command",
+          claude.path!,
+          "--json",
+        ],
         {
           env: (name) => Deno.env.get(name),
           cwd: root,
@@ -69,12 +82,18 @@ Deno.test({
       );
       const [result] = readResults(join(root, "eval-out", "results.jsonl"));
       const log = await Deno.readTextFile(
-        join(root, "eval-out", "logs", "solo_alpha--greeting--1.log"),
+        join(root, "eval-out", "logs", "best-of_alpha_2--greeting--1.log"),
       );
       assert.equal(code, 0, err.join(""));
       assert.equal(result.passed, true, `${JSON.stringify(result)}\n${log.slice(-3000)}`);
       assert.ok(result.turns >= 2, JSON.stringify(result));
       assert.equal(JSON.parse(out.join("")).arms[0].passed, 1);
+      // Claude Code took the council's chosen call under its id and reported it back: ok.
+      const records = readSeatRecords(
+        join(root, "eval-out", "logs", "best-of_alpha_2--greeting--1.ledger.jsonl"),
+      );
+      const outcomes = records.flatMap((r) => r.kind === "outcome" ? [r.outcome] : []);
+      assert.deepEqual(outcomes.map((o) => o.result), ["ok"]);
     } finally {
       await Deno.remove(root, { recursive: true });
     }

@@ -9,6 +9,8 @@ import { fileURLToPath } from "node:url";
 import { evalCommand } from "../../src/eval/mod.ts";
 import { readResults } from "../../src/eval/results.ts";
 import { fakeAgent, type FakeRule } from "../fixtures/fakes.ts";
+import { readSeatRecords } from "../../src/ledger/records_file.ts";
+import { seats } from "../../src/ledger/seats.ts";
 
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const FAKE_HOST = fileURLToPath(new URL("./fake_host.mjs", import.meta.url));
@@ -129,6 +131,41 @@ Deno.test("eval reports exactly the pass counts the scripted members earn", asyn
     assert.equal(first.onlyA, 1);
     assert.equal(first.onlyB, 0);
 
+    // The council's runs' ledgers: seats count exactly who was chosen and what became of it.
+    const records = TASKS.flatMap((task) =>
+      readSeatRecords(join(root, "out", "logs", `council--${task}--1.ledger.jsonl`))
+    );
+    const seat = Object.fromEntries(
+      seats(records, "all", Date.now(), ["alpha", "beta"]).map((r) => [r.agent, r]),
+    );
+    // task-a: alpha alone right and picked; task-b: both right, alpha credited, beta agreeing;
+    // task-c: beta alone right and picked. Every chosen write ran fine (the host's result).
+    const figures = (agent: string) => {
+      const { turns, valid, chosen, chosenOk, chosenError, chosenRejected, agreed, decisive } =
+        seat[agent];
+      return { turns, valid, chosen, chosenOk, chosenError, chosenRejected, agreed, decisive };
+    };
+    assert.deepEqual(figures("alpha"), {
+      turns: 6, // three fanned out, three continuations alone
+      valid: 3,
+      chosen: 2,
+      chosenOk: 2,
+      chosenError: 0,
+      chosenRejected: 0,
+      agreed: 2,
+      decisive: 1,
+    });
+    assert.deepEqual(figures("beta"), {
+      turns: 3,
+      valid: 3,
+      chosen: 1,
+      chosenOk: 1,
+      chosenError: 0,
+      chosenRejected: 0,
+      agreed: 2,
+      decisive: 1,
+    });
+
     // Rerunning resumes: nothing left to run, the same report.
     const again: string[] = [];
     assert.equal(await evalCommand(argv, io(root, again, []), {}, deps), 0);
@@ -234,6 +271,58 @@ Deno.test("an interrupted eval keeps its finished runs and a rerun does only the
     const all = readResults(results);
     assert.deepEqual(all.map((r) => r.task).sort(), TASKS);
     assert.deepEqual(all.slice(0, kept.length), kept);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a git workspace: each run starts from a copy checked out at the task's commit", async () => {
+  const root = await Deno.makeTempDir({ prefix: "eval-git-" });
+  try {
+    const task = join(root, "suite", "pinned");
+    const work = join(task, "workspace");
+    await Deno.mkdir(work, { recursive: true });
+    const git = async (...args: string[]) => {
+      const out = await new Deno.Command("git", {
+        args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
+        cwd: work,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.ok(out.success, new TextDecoder().decode(out.stderr));
+      return new TextDecoder().decode(out.stdout).trim();
+    };
+    await git("init", "-q");
+    await Deno.writeTextFile(join(work, "version.txt"), "v1\n");
+    await git("add", ".");
+    await git("commit", "-qm", "one");
+    const first = await git("rev-parse", "HEAD");
+    await Deno.writeTextFile(join(work, "version.txt"), "v2\n");
+    await git("commit", "-qam", "two");
+    await Deno.writeTextFile(
+      join(task, "task.yaml"),
+      `prompt: Please look around\ncommit: ${first}\ncheck: grep -qx v1 version.txt\n`,
+    );
+    const config = await writeConfig(root);
+    const err: string[] = [];
+    const code = await evalCommand(
+      [task, "--config", config, "--arm", "solo:alpha", "--host-command", FAKE_HOST],
+      io(root, [], err),
+      {},
+      {
+        self: { command: Deno.execPath(), args: ["run", "-A", MAIN] },
+        signal: new AbortController().signal,
+        terminal: false,
+      },
+    );
+    assert.equal(code, 0, err.join(""));
+    const [result] = readResults(join(root, "eval-out", "results.jsonl"));
+    assert.equal(result.passed, true, JSON.stringify(result));
+    assert.equal(
+      await Deno.readTextFile(join(work, "version.txt")),
+      "v2\n",
+      "the task is untouched",
+    );
   } finally {
     await Deno.remove(root, { recursive: true });
   }

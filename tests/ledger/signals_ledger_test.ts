@@ -7,44 +7,30 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readSeatRecords } from "../../src/ledger/records_file.ts";
 import { seats } from "../../src/ledger/seats.ts";
-import { byAgent, fakeAgents, READ_TOOL } from "../support/scripted_agents.ts";
+import { byAgent, fakeAgents } from "../support/scripted_agents.ts";
+import { postAction, readProposal } from "../support/action_requests.ts";
 import { configWith, gateway } from "../support/real_server.ts";
-
-const read = (path: string) =>
-  JSON.stringify({ kind: "tool", name: "Read", input: { file_path: path } });
-const TOOLS = [{
-  name: READ_TOOL.name,
-  description: READ_TOOL.description,
-  input_schema: READ_TOOL.inputSchema,
-}];
-
-async function post(port: number, messages: unknown[]) {
-  const response = await fetch(`http://127.0.0.1:${port}/v1/messages`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
-    body: JSON.stringify({ model: "claude-opus-4-8", max_tokens: 100, tools: TOOLS, messages }),
-  });
-  assert.equal(response.status, 200);
-  return await response.json();
-}
 
 Deno.test("signals reach the ledger file and seats read them back after a restart", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const ledger = join(dir, "ledger.jsonl");
     const fake = fakeAgents(byAgent({
-      "claude:child": { text: read("/a") },
-      "codex:child": { text: read("/b") },
+      "claude:child": { text: readProposal("/a") },
+      "codex:child": { text: readProposal("/b") },
       "claude:synth": { text: '{"choose": 2}' },
     }));
     const config = configWith({ ledger, fanOutPolicy: "always" });
     const ask = { role: "user", content: "Look at the two files and tell me which is bigger" };
     {
       await using server = gateway(config, { runAgent: fake.runAgent });
-      const first = await post(server.port, [ask]);
+      const first = await postAction(`http://127.0.0.1:${server.port}`, [ask]);
       const call = first.content.find((b: { type: string }) => b.type === "tool_use");
       assert.match(call.id, /^toolu_cgw_/);
-      await post(server.port, [ask, { role: "assistant", content: [call] }, {
+      await postAction(`http://127.0.0.1:${server.port}`, [ask, {
+        role: "assistant",
+        content: [call],
+      }, {
         role: "user",
         content: [{
           type: "tool_result",

@@ -176,6 +176,52 @@ export const DASHBOARD_SCRIPT = String.raw`
       "chosen / candidates", "tokens in / out", "cost", "health"], rows, [1, 2, 3, 4, 5, 6, 7]));
   }
 
+  function pct(part, whole) { return whole > 0 ? Math.round(100 * part / whole) + " %" : "—"; }
+
+  function seatChart(seated) {
+    var ROW = 22, LABEL = 110, W = 600;
+    var top = Math.max.apply(null, seated.map(function (a) { return a.seat.turns; }).concat([1]));
+    var chart = svg("svg", { viewBox: "0 0 " + W + " " + (seated.length * ROW + 18), role: "img",
+      "aria-label": "turns chosen (bar) and agreeing with the chosen call (inner bar) per agent" });
+    seated.forEach(function (a, i) {
+      var y = i * ROW + 4, scale = (W - LABEL - 10) / top;
+      chart.appendChild(svg("text", { x: LABEL - 6, y: y + 13, "text-anchor": "end", text: a.agent }));
+      chart.appendChild(svg("rect", { x: LABEL, y: y, height: 16, "class": "spend",
+        width: Math.max(1, a.seat.chosen * scale) }));
+      chart.appendChild(svg("rect", { x: LABEL, y: y + 6, height: 4, "class": "agreed",
+        width: a.seat.agreed * scale }));
+    });
+    chart.appendChild(svg("text", { x: LABEL, y: seated.length * ROW + 16,
+      text: "chosen (bar) · agreed with the chosen call (thin bar), of " + top + " turns" }));
+    return chart;
+  }
+
+  function renderSeats(doc) {
+    var seated = doc.agents.filter(function (a) { return a.seat; });
+    if (seated.length === 0) {
+      replace("seats", el("p", { cls: "empty", text: "No turns recorded yet." }));
+      return;
+    }
+    var rows = seated.map(function (a) {
+      var s = a.seat;
+      return el("tr", { "data-agent": a.agent }, [
+        el("td", { text: a.agent }), el("td", { cls: "num", text: String(s.turns) }),
+        el("td", { cls: "num", text: s.valid + " / " + s.proposals }),
+        el("td", { cls: "num", text: String(s.chosen) }),
+        el("td", { cls: "num", text: s.chosenOk + " / " + s.chosenError + " / " + s.chosenRejected }),
+        el("td", { cls: "num", text: pct(s.agreed, s.valid) }),
+        el("td", { cls: "num", text: String(s.failed) }),
+        el("td", { cls: "num", text: usd(s.usd) }), el("td", { cls: "num", text: secs(s.medianMs) }),
+      ]);
+    });
+    replace("seats", el("div", {}, [
+      table(["agent", "turns", "valid / proposals", "chosen", "ok / error / rejected", "agreed",
+        "failed", "cost", "median"], rows, [1, 2, 3, 4, 5, 6, 7, 8]),
+      seatChart(seated),
+      el("ul", {}, seated.map(function (a) { return el("li", { text: a.seat.sentence }); })),
+    ]));
+  }
+
   function renderSpend(doc) {
     var W = 900, H = 180, PAD = 28, MINUTES = 60;
     var now = Date.parse(doc.now);
@@ -224,6 +270,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     renderLive(doc);
     renderRecent(doc);
     renderAgents(doc);
+    renderSeats(doc);
     renderSpend(doc);
   }
 

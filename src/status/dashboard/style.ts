@@ -47,6 +47,7 @@ svg { display: block; width: 100%; max-width: 900px; height: 180px; }
 svg .spend { fill: var(--accent); }
 svg .total { fill: none; stroke: var(--ok); stroke-width: 2; }
 svg .axis { stroke: var(--line); }
+svg .agreed { fill: var(--ok); }
 svg text { fill: var(--muted); font-size: 11px; }
 #login { max-width: 420px; margin: 60px auto; background: var(--card); padding: 20px;
   border: 1px solid var(--line); border-radius: 8px; display: grid; gap: 10px; }

@@ -1,7 +1,7 @@
 /**
  * What an answer turn records for outcome signals: how the answer came to be (written by the
- * synthesizer, or a candidate selected when none could synthesize) and, under isolation, whose
- * changes were applied, refused in conflict, or that none were.
+ * synthesizer, or one candidate picked) and, under isolation, whose changes were applied, refused
+ * in conflict, or that none were.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -42,23 +42,26 @@ const writer = (name: string) => async (call: FakeCall) => {
   return { text: `${name} wrote ${name}.txt` };
 };
 
-Deno.test("answer signals: a written synthesis names its synthesizer and the candidates", async () => {
-  const record = await turn({
+Deno.test("answer signals: the synthesis says written or picked (and whose); none without one", async () => {
+  const written = await turn({
     "*:child": { text: "an answer" },
     "claude:synth": { text: "merged" },
   });
-  assert.deepEqual(record.synthesis, { kind: "written", agent: "claude", candidates: 3 });
-  assert.equal(record.workspace, undefined);
-});
-
-Deno.test("answer signals: with no synthesizer left, the candidate sent is recorded as selected", async () => {
-  const record = await turn({
+  assert.deepEqual(written.decision.synthesis, { kind: "written", agent: "claude", candidates: 3 });
+  assert.equal(written.workspace, undefined);
+  const picked = await turn({
+    "claude:child": { text: "claude's answer" },
+    "codex:child": { text: "codex's answer" },
+    "gemini:child": { text: "gemini's answer" },
+    "claude:synth": { text: '{"choose": 2}' },
+  });
+  assert.equal(picked.decision.synthesis?.kind, "picked");
+  assert.equal(picked.decision.synthesis?.picked, "codex");
+  const none = await turn({
     "*:child": { text: "an answer" },
     "*:synth": { ok: false, error: "down", text: "" },
   });
-  assert.equal(record.synthesis?.kind, "selected");
-  assert.equal(record.synthesis?.candidates, 3);
-  assert.ok(["claude", "codex", "gemini"].includes(record.synthesis!.picked!));
+  assert.equal(none.decision.synthesis, undefined);
 });
 
 Deno.test("answer signals: under isolation, whose changes were applied, in conflict, or none", async () => {
