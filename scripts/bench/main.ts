@@ -23,6 +23,7 @@ import { clicache } from "./scenarios/clicache.ts";
 import { peer } from "./scenarios/peer.ts";
 import { realchain } from "./scenarios/realchain.ts";
 import { session } from "./scenarios/session.ts";
+import { team } from "./scenarios/team.ts";
 import { utility } from "./scenarios/utility.ts";
 import { worktree } from "./scenarios/worktree.ts";
 
@@ -44,6 +45,7 @@ export const OPT_IN_SCENARIOS: readonly Scenario[] = [
   clistart,
   session,
   clicache,
+  team,
 ];
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");

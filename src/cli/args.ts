@@ -25,6 +25,7 @@ export const COMMANDS = [
   "config",
   "usage",
   "eval",
+  "keys",
   "version",
 ] as const;
 type Command = (typeof COMMANDS)[number];
@@ -53,6 +54,10 @@ export interface Parsed {
   agents: boolean;
   /** `usage --agents`: today, 7d or all. */
   window?: string;
+  /** `keys create`: the key holder's name, budget (dollars, as given) and budget period. */
+  name?: string;
+  maxUsd?: string;
+  period?: string;
   /** For `claude` / `codex` / `eval`: every argument after the command, as given. */
   hostArgs: string[];
 }
@@ -86,10 +91,24 @@ const OPTIONS = {
   stdout: { type: "boolean" },
   agents: { type: "boolean" },
   window: { type: "string" },
+  name: { type: "string" },
+  "max-usd": { type: "string" },
+  period: { type: "string" },
 } as const;
 
 /** Options that take a value: the word after them is not a command. */
-const VALUED = new Set(["--config", "--host", "--port", "--ledger", "--lines", "-n", "--window"]);
+const VALUED = new Set([
+  "--config",
+  "--host",
+  "--port",
+  "--ledger",
+  "--lines",
+  "-n",
+  "--name",
+  "--max-usd",
+  "--period",
+  "--window",
+]);
 
 /** Where a launcher command starts in argv (-1 when there is none). */
 function launcherIndex(argv: readonly string[]): number {
@@ -155,6 +174,9 @@ export function parseCommandLine(argv: string[]): Parsed {
     stdout: values.stdout ?? false,
     agents: values.agents ?? false,
     window: values.window,
+    name: values.name,
+    maxUsd: values["max-usd"],
+    period: values.period,
     hostArgs,
   };
 }

@@ -16,7 +16,8 @@ import { urlHost } from "../base/origins.ts";
 import { probeHealth } from "../daemon/gateway_client.ts";
 import { clientOrigin } from "./connect.ts";
 import { gatewayHealth } from "./doctor_health.ts";
-import { seatsSummary } from "./doctor_seats.ts";
+import { readSeatRecords } from "../ledger/records_file.ts";
+import { seats, seatSentence } from "../ledger/seats.ts";
 import { ADAPTERS, HTTP_ADAPTERS } from "../agents/adapters.ts";
 import { apiKeyEnvOf, baseUrlOf } from "../agents/http/http_api.ts";
 import { probeModels } from "../agents/http/http_probe.ts";
@@ -318,4 +319,25 @@ export async function runDoctor(
       : `doctor: ${problems.length} problem${problems.length === 1 ? "" : "s"}:\n` +
         problems.map((p) => `  - ${p}\n`).join(""));
   return { text, problems };
+}
+
+/**
+ * The council's worth in the summary: one sentence per member from the ledger's last week; empty
+ * without a ledger or turns in it.
+ */
+export function seatsSummary(
+  config: Pick<Config, "ledger" | "defaultAgents">,
+  now: number,
+): string {
+  if (!config.ledger) return "";
+  let rows;
+  try {
+    const names = config.defaultAgents.map((a) => a.name);
+    rows = seats(readSeatRecords(config.ledger), "7d", now, names);
+  } catch {
+    return ""; // an unreadable ledger is `usage`'s to report, not a problem of the setup
+  }
+  if (rows.every((row) => row.turns === 0)) return "";
+  return `\nseats over the last 7 days (council-gateway usage --agents):\n` +
+    rows.map((row) => `  ${seatSentence(row)}\n`).join("");
 }

@@ -28,6 +28,7 @@ Usage:
   ${PROGRAM} usage   [--ledger FILE] [--json]   spend per day, session and agent
   ${PROGRAM} usage --agents [--window W]  what each member does for the council
   ${PROGRAM} eval SUITE [--arm A]…     does the council beat its best member on these tasks?
+  ${PROGRAM} keys create|list|revoke   per-person keys (needs \`database\`)
   ${PROGRAM} version                   print the version
 
 The dashboard: open http://HOST:PORT/ in a browser while the gateway runs.
@@ -175,6 +176,23 @@ Options:
   --json              print the report as JSON
   --config FILE       the configuration the arms start from
   -h, --help          show this help
+`,
+  keys: `Usage: ${PROGRAM} keys create --name NAME --max-usd DOLLARS [--period day|week|month|none]
+       ${PROGRAM} keys list [--json]
+       ${PROGRAM} keys revoke NAME|ID
+
+Per-person API keys in the configured database (\`database\` or SVC_DATABASE_URL). A request
+presenting a key (Authorization: Bearer or x-api-key) is charged to it; a key over its budget
+gets 429 until its period (UTC) resets. \`create\` prints the key once: only its SHA-256 is
+stored. SVC_GATEWAY_TOKEN stays the admin key.
+
+Options:
+  --name NAME       who the key is for
+  --max-usd N       the budget per period, in dollars
+  --period P        day, week (from Monday), month (default) or none
+  --config FILE     configuration file whose \`database\` is used
+  --json            list: as JSON
+  -h, --help        show this help
 `,
   version: `Usage: ${PROGRAM} version
 

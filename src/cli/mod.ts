@@ -55,6 +55,8 @@ async function run(args: Parsed, io: CliIo): Promise<number> {
       expectNoPositionals(args);
       io.stdout(`${PROGRAM} ${VERSION}\n`);
       return 0;
+    case "keys":
+      return (await import("./keys_command.ts")).keysCommand(args, io, load);
   }
   const commands = await import("./commands.ts");
   switch (args.command) {

@@ -16,6 +16,9 @@ import {
 import { ConfigReloader } from "../config/reload.ts";
 import { apiKeyVariables } from "../base/secret_variables.ts";
 import { startServer } from "../server/wiring.ts";
+import { StoreError } from "../store/open_store.ts";
+import { urlPassword } from "../store/url.ts";
+import { startTeam, type Team } from "../store/team.ts";
 
 type Env = (name: string) => string | undefined;
 
@@ -33,11 +36,14 @@ function setupServeLogging(config: Readonly<Config>, env: Env): void {
   setupLogging({
     level: config.logLevel,
     json: config.logJson,
-    secrets: collectSecrets(
-      config.token,
-      env,
-      apiKeyVariables([...config.defaultAgents, config.judge]),
-    ),
+    secrets: [
+      ...collectSecrets(
+        config.token,
+        env,
+        apiKeyVariables([...config.defaultAgents, config.judge]),
+      ),
+      ...urlPassword(config.database),
+    ],
     write: (line) => {
       try {
         writeStdout(line);
@@ -58,6 +64,21 @@ function warnMissingCommands(config: Readonly<Config>, env: Env, log: Logger): v
   }
 }
 
+/** With `database` set: the store connected and migrated; one line and exit 2 when it cannot be. */
+async function joinTeam(config: Readonly<Config>): Promise<Team | undefined> {
+  if (!config.database) return undefined;
+  try {
+    return await startTeam({
+      url: config.database,
+      log: moduleLogger("store"),
+      heartbeatMs: config.databaseHeartbeatMs,
+    });
+  } catch (err) {
+    if (err instanceof StoreError) throw new ConfigError(`database: ${err.message}`);
+    throw err;
+  }
+}
+
 export async function serveCommand(
   load: () => Readonly<Config>,
   env: Env,
@@ -73,8 +94,9 @@ export async function serveCommand(
   const posix = Deno.build.os !== "windows";
   if (posix) Deno.addSignalListener("SIGHUP", hangup);
   let reloader: ConfigReloader | undefined;
+  const team = await joinTeam(config);
   try {
-    const server = startServer(config, { handleSignals: true });
+    const server = startServer(config, { handleSignals: true, team });
     warnMissingCommands(config, env, log);
     reloader = new ConfigReloader({
       load,
@@ -99,6 +121,7 @@ export async function serveCommand(
     await server.finished;
   } finally {
     reloader?.stop();
+    await team?.close();
     if (posix) Deno.removeSignalListener("SIGHUP", hangup);
   }
   return 0;

@@ -3,6 +3,7 @@
  */
 import YAML from "yaml";
 import type { Config } from "../config/mod.ts";
+import { displayUrl } from "../store/url.ts";
 
 const MASK = "***";
 
@@ -36,6 +37,7 @@ function maskedConfig(config: Readonly<Config>): Record<string, unknown> {
     port,
     ...(token ? { token: MASK } : {}),
     ...others,
+    ...(others.database ? { database: displayUrl(others.database) } : {}),
     ...(judge ? { judge: maskAgent(judge) } : {}),
     defaultAgents: defaultAgents.map(maskAgent),
   };

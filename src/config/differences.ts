@@ -9,12 +9,14 @@ export const RESTART_KEYS: ReadonlySet<string> = new Set([
   "host",
   "port",
   "ledger",
+  "database",
+  "databaseHeartbeatMs",
   "sessionCapacity",
   "logJson",
 ]);
 
 /** Keys whose values are never shown. */
-const SECRET_KEYS: ReadonlySet<string> = new Set(["token"]);
+const SECRET_KEYS: ReadonlySet<string> = new Set(["token", "database"]);
 
 export interface ConfigChange {
   key: string;

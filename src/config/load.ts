@@ -55,6 +55,7 @@ export const ENV_KEYS = {
   SVC_PROGRESS_DETAIL: "progressDetail",
   SVC_HEARTBEAT_MS: "heartbeatMs",
   SVC_TELEMETRY_MS: "telemetryMs",
+  SVC_DATABASE_URL: "database",
 } as const;
 
 /**

@@ -210,6 +210,13 @@ export const ConfigSchema = z.strictObject({
   maxSessionUsd: z.number().nonnegative().default(0),
   sessionCapacity: z.number().int().positive().default(10_000),
   ledger: z.string().default(""),
+  /**
+   * A PostgreSQL URL (postgres://…): sessions, reservations, the ledger, agent health and
+   * per-person keys live there, shared by every replica using it. Empty: memory and `ledger`.
+   */
+  database: z.string().default(""),
+  /** How often a replica writes its heartbeat; one silent for three is reaped. */
+  databaseHeartbeatMs: z.number().int().min(50).default(5_000),
   allowUnauthenticatedRemote: z.boolean().default(false),
   /** Extra host names the `Host` header may carry (DNS-rebinding guard), for remote binds. */
   allowedHosts: z.array(z.string().min(1)).default([]),

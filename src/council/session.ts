@@ -42,7 +42,7 @@ export interface Ticket {
 }
 
 /** Whether a turn may run now. */
-type Admission =
+export type Admission =
   | { kind: "run"; ticket: Ticket }
   | { kind: "capped"; cap: SessionCap }
   /**
@@ -50,6 +50,18 @@ type Admission =
    * once `settled` resolves (when one of them settles).
    */
   | { kind: "wait"; running: number; settled: Promise<void> };
+
+/**
+ * What a turn needs of its session's counters: the in-memory SessionStore, or a store shared by
+ * several replicas (whose admission asks the database, so it may be async).
+ */
+export interface Sessions {
+  load(key: string): Promise<void>;
+  admit(key: string, limits: SessionLimits): Admission | Promise<Admission>;
+  settle(ticket: Ticket, usd: number): Readonly<Session>;
+  withdraw(ticket: Ticket): void;
+  peek(key: string): Readonly<Session> | undefined;
+}
 
 /** Finds an evicted session's counters again (in a ledger); undefined when it has none. */
 type SessionLookup = (key: string) => Promise<Session | undefined>;
@@ -78,7 +90,7 @@ function keyHash(key: string): number {
  * so re-inserting on use makes the first key the least recently used). A session with a running
  * turn is never evicted. With a lookup, an evicted session is looked up again when it returns.
  */
-export class SessionStore {
+export class SessionStore implements Sessions {
   readonly capacity: number;
   #entries = new Map<string, Entry>();
   #lookup: SessionLookup | undefined;

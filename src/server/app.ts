@@ -1,22 +1,20 @@
 /**
  * The HTTP app: the four endpoints of CONTRACT.md §4 behind their middleware (access log, browser
- * guards, recursion guard, auth and its throttle, body budget and limit, turn slots), and the
- * error envelopes every refusal is answered in.
+ * guards, recursion guard, auth and its throttle, body budget and limit, turn slots); every
+ * refusal is answered in the asked protocol's envelope (protocol/error_envelope.ts).
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { every } from "hono/combine";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Logger } from "@logtape/logtape";
-import { createTokenCheck } from "./middleware/auth.ts";
+import { createTokenCheck, presentedTokens } from "./middleware/auth.ts";
+import type { GateRefusal } from "../store/team.ts";
 import { whenBodyEnds } from "./middleware/body_end.ts";
 import type { Config } from "../config/mod.ts";
 import { moduleLogger } from "../base/log.ts";
-import { redact } from "../base/redact.ts";
 import {
   type HostRule,
   hostRule,
-  type Refuse,
   requireJsonBody,
   requireKnownHost,
   requireLoopbackOrigin,
@@ -24,6 +22,7 @@ import {
 import { listModels } from "./models.ts";
 import { codexModelList, isCodexModelsRequest } from "./codex_models.ts";
 import { countTokens } from "../protocol/count_tokens.ts";
+import { type ErrorOptions, errorReply, protocolOfPath } from "../protocol/error_envelope.ts";
 import {
   mountPublicStatusRoutes,
   mountStatusRoutes,
@@ -46,16 +45,6 @@ export const PATHS = {
   countTokens: "/v1/messages/count_tokens",
   models: "/v1/models",
 } as const;
-
-/** Anthropic error envelope `{type:"error", error:{type, message}}` (CONTRACT.md §2.3). */
-export function errorEnvelope(type: string, message: string) {
-  return { type: "error", error: { type, message: redact(message) } } as const;
-}
-
-/** OpenAI's error shape, plus CONTRACT.md §2.3's top-level `type: "error"` (clients ignore it). */
-function openAiError(type: string, message: string, code: string | null = null) {
-  return { type: "error", error: { message: redact(message), type, param: null, code } } as const;
-}
 
 type BodyResult =
   | { ok: true; value: unknown }
@@ -96,8 +85,15 @@ export interface AppLimits {
   authFailures?: AuthThrottle;
 }
 
+/** A team on a shared database: person keys are let in, and each turn passes its gate. */
+export interface TeamGate {
+  personKey(presented: string[]): Promise<unknown>;
+  gate(presented: string[], next: () => Promise<void>): Promise<GateRefusal | undefined>;
+}
+
 interface AppDeps {
   config: Readonly<Config>;
+  team?: TeamGate;
   messages: ProtocolHandler;
   responses: ProtocolHandler;
   limits?: AppLimits;
@@ -124,24 +120,23 @@ function isWebSocketUpgrade(headers: Headers): boolean {
 }
 
 const COUNCIL_PATHS: ReadonlySet<string> = new Set([PATHS.messages, PATHS.responses]);
+const MODEL_PATHS: ReadonlySet<string> = new Set(Object.values(PATHS));
+
+/** The protocol whose envelope answers `c`: its path's, and OpenAI's for Codex's model list. */
+function protocolOf(c: Context): "messages" | "responses" {
+  const codexModels = c.req.path === PATHS.models &&
+    isCodexModelsRequest(c.req.url, c.req.raw.headers);
+  return codexModels ? "responses" : protocolOfPath(c.req.path);
+}
 
 /** Answers in the error envelope of the endpoint that was asked. */
-function protocolError(
-  c: Context,
-  status: ContentfulStatusCode,
-  type: string,
-  message: string,
-  code: string | null = null,
-): Response {
-  return c.req.path === PATHS.responses
-    ? c.json(openAiError(type, message, code), status)
-    : c.json(errorEnvelope(type, message), status);
+function refuse(c: Context, status: number, message: string, options?: ErrorOptions): Response {
+  return errorReply(protocolOf(c), status, message, options);
 }
 
 /** HTTP 429 with an integer `retry-after` (Claude Code honours up to 60 s). */
-function tooMany(c: Context, retryAfterS: number, message: string): Response {
-  c.header("retry-after", String(retryAfterS));
-  return protocolError(c, 429, "rate_limit_error", message, "rate_limit_exceeded");
+function tooMany(c: Context, retryAfterSec: number, message: string): Response {
+  return refuse(c, 429, message, { retryAfterSec });
 }
 
 /** Runs `next`, then `release` once the response is sent (or, called directly, returned). */
@@ -188,21 +183,20 @@ function authenticate(deps: AppDeps, log: Logger): MiddlewareHandler<AppEnv> {
       log.warn("refused a request from a council child ({header} header)", {
         header: DEPTH_HEADER,
       });
-      return protocolError(c, 400, "invalid_request_error", RECURSION_MESSAGE);
+      return refuse(c, 400, RECURSION_MESSAGE);
     }
     const peer = c.env?.peer;
     const blockedMs = peer && throttle ? throttle.blockedForMs(peer) : 0;
     if (blockedMs > 0) {
       // Still a 401 (the host shows its usual auth error), but the token goes unchecked.
       const seconds = Math.ceil(blockedMs / 1000);
-      c.header("retry-after", String(seconds));
       const message =
         `unauthorized: too many failed attempts from this address; retry in ${seconds}s`;
-      return c.json(errorEnvelope("authentication_error", message), 401);
+      return refuse(c, 401, message, { retryAfterSec: seconds });
     }
-    if (!isAuthorized(c.req.raw.headers)) {
+    if (!isAuthorized(c.req.raw.headers) && !(await isPersonKey(deps.team, c))) {
       if (peer && throttle) throttle.failed(peer);
-      return c.json(errorEnvelope("authentication_error", "unauthorized"), 401);
+      return refuse(c, 401, "unauthorized");
     }
     if (peer && throttle) throttle.succeeded(peer);
     await next();
@@ -227,10 +221,7 @@ function limitBody(maxBytes: number): MiddlewareHandler<AppEnv> {
   const message = `request body exceeds ${maxBytes} bytes`;
   return bodyLimit({
     maxSize: maxBytes,
-    onError: (c) =>
-      c.req.path === PATHS.responses
-        ? c.json(openAiError("invalid_request_error", message, "request_too_large"), 413)
-        : c.json(errorEnvelope("request_too_large", message), 413),
+    onError: (c) => refuse(c, 413, message),
   });
 }
 
@@ -238,11 +229,31 @@ function limitBody(maxBytes: number): MiddlewareHandler<AppEnv> {
 const parseBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   const result = parseJsonBytes(new Uint8Array(await c.req.arrayBuffer()));
   if (!result.ok) {
-    return protocolError(c, 400, "invalid_request_error", result.message, "invalid_request_error");
+    return refuse(c, 400, result.message, { code: "invalid_request_error" });
   }
   c.set("body", result.value);
   await next();
 };
+
+/** A person key lets in to the model paths only (the status routes need the admin token). */
+async function isPersonKey(team: TeamGate | undefined, c: AppContext): Promise<boolean> {
+  if (!team || !MODEL_PATHS.has(c.req.path)) return false;
+  return Boolean(await team.personKey(presentedTokens(c.req.raw.headers)).catch(() => false));
+}
+
+/** Runs the turn through the team's gate, or answers its refusal in the protocol's envelope. */
+function gateTurn(team: TeamGate | undefined): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (!team) return await next();
+    const refusal = await team.gate(presentedTokens(c.req.raw.headers), next);
+    if (!refusal) return;
+    // The envelope's type follows the status (401, 429, 503), as the refusal's own does.
+    return refuse(c, refusal.status, refusal.message, {
+      code: refusal.code,
+      retryAfterSec: refusal.retryAfterS,
+    });
+  };
+}
 
 /** Holds a turn slot (waiting in the queue if need be) until the response is sent. */
 function takeTurnSlot(slots: TurnSlots | undefined): MiddlewareHandler<AppEnv> {
@@ -285,8 +296,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }
     return ownHostsFor.rule;
   };
-  const refuse: Refuse = (c, status, type, message) => protocolError(c, status, type, message);
-
   app.use("*", accessLog(log));
   app.use("*", requireKnownHost(ownHosts, refuse), requireLoopbackOrigin(refuse));
   if (deps.status) app.route("/", statusRoutes(mountPublicStatusRoutes, deps.status));
@@ -300,7 +309,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     reserveBody(deps.limits?.bodies, config.maxBodyBytes),
     limitBody(config.maxBodyBytes),
   );
-  const turn = every(body, parseBody, takeTurnSlot(deps.limits?.turns));
+  const turn = every(body, parseBody, takeTurnSlot(deps.limits?.turns), gateTurn(deps.team));
   app.post(PATHS.messages, turn, (c) => deps.messages(c, c.var.body));
   app.post(PATHS.responses, turn, (c) => deps.responses(c, c.var.body));
   app.post(PATHS.countTokens, body, async (c) => {
@@ -312,10 +321,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     PATHS.responses,
     (c, next) =>
       isWebSocketUpgrade(c.req.raw.headers)
-        ? c.json(
-          openAiError("invalid_request_error", WEBSOCKET_REFUSAL, "websocket_not_served"),
-          426,
-        )
+        ? refuse(c, 426, WEBSOCKET_REFUSAL, { code: "websocket_not_served" })
         : next(),
   );
   // Codex reads `{"models": [...]}`; Claude Code's picker and the rest Anthropic's list.
@@ -324,9 +330,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     (c) => c.json(isCodexModelsRequest(c.req.url, c.req.raw.headers) ? codexModels : models),
   );
 
-  app.notFound((c) =>
-    c.json(errorEnvelope("not_found_error", `not found: ${c.req.method} ${c.req.path}`), 404)
-  );
+  app.notFound((c) => refuse(c, 404, `not found: ${c.req.method} ${c.req.path}`));
   app.onError((err, c) => {
     log.error("{method} {path} failed: {error}", {
       method: c.req.method,
@@ -334,7 +338,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       error: err.message,
     });
     log.debug("stack: {stack}", { stack: err.stack ?? "" });
-    return c.json(errorEnvelope("api_error", "internal server error"), 500);
+    return refuse(c, 500, "internal server error");
   });
   return app;
 }

@@ -12,6 +12,7 @@
 import type { Logger } from "@logtape/logtape";
 import type { Clock, TimerId } from "../base/clock.ts";
 import { type FramingStep, RequestFraming } from "./request_framing.ts";
+import { errorBody, errorHeaders } from "../protocol/error_envelope.ts";
 
 /** The header the HTTP server reads to find the connection a request came through. */
 export const CONNECTION_HEADER = "x-council-connection";
@@ -56,16 +57,18 @@ const REASONS: Record<number, string> = {
 };
 
 /**
- * A complete response written by the gate itself, then the connection closes. The body carries
- * both protocols' error fields (Anthropic's `type`, OpenAI's `param`/`code`).
+ * A complete response written by the gate itself, then the connection closes. No request was
+ * read, so the body carries both protocols' error fields (Anthropic's `type`, OpenAI's
+ * `param`/`code`).
  */
 export function gateResponse(status: number, message: string, retryAfterS?: number): Uint8Array {
-  const type = status === 503 ? "overloaded_error" : "invalid_request_error";
-  const body = JSON.stringify({ type: "error", error: { type, message, param: null, code: null } });
-  const retry = retryAfterS === undefined ? "" : `retry-after: ${retryAfterS}\r\n`;
+  const body = JSON.stringify(errorBody("unknown", status, message));
+  const length = encoder.encode(body).length;
+  const headers = Object.entries(errorHeaders({ retryAfterSec: retryAfterS }))
+    .map(([name, value]) => `${name}: ${value}\r\n`).join("");
   return encoder.encode(
     `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\ncontent-type: application/json\r\n` +
-      `${retry}connection: close\r\ncontent-length: ${encoder.encode(body).length}\r\n\r\n${body}`,
+      `${headers}connection: close\r\ncontent-length: ${length}\r\n\r\n${body}`,
   );
 }
 

@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
 import { urlHost } from "../base/origins.ts";
 import { oncePerBurst } from "./signal_burst.ts";
-import { errorEnvelope, type RequestEnv } from "./app.ts";
+import type { RequestEnv } from "./app.ts";
+import { errorReply, protocolOfPath } from "../protocol/error_envelope.ts";
 import {
   CONNECTION_HEADER,
   type ConnectionLimits,
@@ -161,7 +162,7 @@ function publicUrl(request: Request, listener: Deno.NetAddr): string {
 function internalError(log: Logger) {
   return (err: unknown) => {
     log.error("request failed: {error}", { error: (err as Error)?.message ?? String(err) });
-    return Response.json(errorEnvelope("api_error", "internal server error"), { status: 500 });
+    return errorReply("unknown", 500, "internal server error");
   };
 }
 
@@ -189,10 +190,10 @@ export function serve(app: FetchApp, options: ServeOptions): Serving {
     const connection = gate.lookup(request.headers.get(CONNECTION_HEADER));
     if (!connection) {
       // Only the gate connects here, and it names every request's connection.
-      return Response.json(errorEnvelope("invalid_request_error", "unknown connection"), {
-        status: 400,
-        headers: { connection: "close" },
-      });
+      const path = new URL(request.url).pathname;
+      const reply = errorReply(protocolOfPath(path), 400, "unknown connection");
+      reply.headers.set("connection", "close");
+      return reply;
     }
     const done = () => connection.responseDone();
     info.completed.then(done, done);

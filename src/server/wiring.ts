@@ -21,14 +21,13 @@ import { apiKeyVariables } from "../base/secret_variables.ts";
 import type { RunAgent } from "../agents/types.ts";
 import { createCouncil } from "../council/turn/turn.ts";
 import type { TurnJournal } from "../council/journal.ts";
-import { SessionStore } from "../council/session.ts";
+import { type Sessions, SessionStore } from "../council/session.ts";
+import type { Team } from "../store/team.ts";
 import { dirname, join } from "node:path";
 import { startIsolator } from "../workspace/startup.ts";
 import { defaultWorkspaceRoot } from "../workspace/registry.ts";
 import { LATENESS_FILE, latenessFile } from "../council/calls/lateness_file.ts";
 import { openLedger } from "../ledger/mod.ts";
-import { readSeatRecords } from "../ledger/records_file.ts";
-import { resolve } from "node:path";
 import { InFlightTurns } from "./inflight.ts";
 import { StatusStore } from "../status/store.ts";
 import { VERSION } from "../base/version.ts";
@@ -82,6 +81,8 @@ export interface ServerOptions {
    * the connection cap.
    */
   fileLimit?: number;
+  /** Membership of a team on a shared database: sessions, ledger and keys live there. */
+  team?: Team;
 }
 
 export interface RunningServer {
@@ -150,10 +151,8 @@ interface Wiring {
   /** One warm pool per configuration; a reload ends the previous one's waiting children. */
   pool?: WarmPool;
   /** Sessions (seeded from the ledger, which records every turn) and isolated workspaces. */
-  /** The ledger's records were handed to the status store (once, at start). */
-  seatsLoaded?: boolean;
   shared?: {
-    sessions: SessionStore;
+    sessions: Sessions;
     journal?: TurnJournal;
     isolator: ReturnType<typeof startIsolator>;
   };
@@ -197,17 +196,16 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     w.clock,
   );
   if (!w.shared) {
+    const isolator = startIsolator(w.options.workspaceRoot, w.log);
+    const { team } = w.options;
     const sessions = new SessionStore(config.sessionCapacity);
-    w.shared = {
+    w.shared = team ? { sessions: team.sessions, journal: team.journal, isolator } : {
       sessions,
       journal: config.ledger ? openLedger(config.ledger, sessions) : undefined,
-      isolator: startIsolator(w.options.workspaceRoot, w.log),
+      isolator,
     };
-  }
-  // Seats cover the ledger's turns too, not only this process's (read once, at start).
-  if (config.ledger && !w.seatsLoaded) {
-    w.seatsLoaded = true;
-    w.status.preloadSeats(readSeatRecords(resolve(config.ledger)));
+    // Seats cover the ledger's turns too, not only this process's.
+    if (!team && config.ledger) w.status.preloadSeatsFrom(config.ledger);
   }
   const runAgent = w.options.runAgent ?? w.pool!.runner;
   const council = createCouncil({
@@ -215,10 +213,12 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     runAgent,
     clock: w.options.clock,
     ...w.shared,
+    onTurnEnd: w.options.team?.onTurnEnd,
     observer: w.status,
     latenessStore: latenessStoreFor(w.options.workspaceRoot),
   });
   w.status.readHealthFrom(council.agentHealth);
+  w.options.team?.shareHealth(council.agentHealth, council.adoptHealth);
   const deps = {
     runTurn: w.inFlight.wrap(council.runTurn),
     streamProgress: config.streamProgress,
@@ -249,6 +249,7 @@ function buildApp(w: Wiring, config: Readonly<Config>) {
       ? { messages: options.messages, responses: options.responses }
       : protocolHandlers(w, config)),
     limits: w.limits,
+    team: options.team,
     logger: options.logger,
     startedAt: w.startedAt,
     origins: () => w.origins,
@@ -260,6 +261,7 @@ function buildApp(w: Wiring, config: Readonly<Config>) {
         configPath: w.current.configPath,
       }),
       authOn: () => Boolean(w.current.token),
+      team: options.team && (() => options.team!.status()),
       clock: options.clock,
     },
   });
@@ -332,7 +334,9 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       graceMs: options.graceMs ?? DEFAULT_GRACE_MS,
       abortGraceMs: options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS,
       idle: () => w.inFlight.idle(),
-      onStopped: () => Promise.resolve(w.pool?.shutdown()).then(() => w.keeper?.close()),
+      onStopped: () =>
+        Promise.resolve(w.pool?.shutdown()).then(() => w.keeper?.close())
+          .then(() => options.team?.close()),
       handleSignals: options.handleSignals,
     });
   } catch (err) {

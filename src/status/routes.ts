@@ -7,17 +7,20 @@ import type { Context, Hono, Next } from "hono";
 import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
 import { isLoopbackHost } from "../base/origins.ts";
 import { sseResponse } from "../protocol/sse_writer.ts";
+import { errorReply } from "../protocol/error_envelope.ts";
 import { redact } from "../base/redact.ts";
 import { DASHBOARD_CSP, dashboardPage } from "./dashboard/page.ts";
 import { sessionKeysFor } from "./session_lookup.ts";
 import type { GatewayInfo, StatusStore } from "./store.ts";
 import type { StatusDocument } from "./types.ts";
 import { SEAT_WINDOWS, type SeatWindow } from "../ledger/seats.ts";
+import type { TeamStatus } from "../store/team.ts";
 
 const STATUS_PATHS = {
   health: "/health",
   dashboard: "/",
   status: "/v1/council/status",
+  team: "/v1/council/team",
   events: "/v1/council/events",
 } as const;
 
@@ -33,6 +36,8 @@ export interface StatusRoutesDeps {
   /** Whether a token is configured now (the dashboard then asks for it). */
   authOn: () => boolean;
   clock?: Clock;
+  /** With a shared database: every replica with its live turns, totals, and spend per key. */
+  team?: () => Promise<TeamStatus>;
 }
 
 /** A Deno.serve `info` (the peer's address) when the app was called by a listener. */
@@ -59,13 +64,8 @@ export function mountPublicStatusRoutes(app: Hono, deps: StatusRoutesDeps): void
       const peer = peerHost(c);
       // Without a token the page would show everything to whoever reaches the port.
       if (!auth && peer !== undefined && !isLoopbackHost(peer)) {
-        return c.json({
-          type: "error",
-          error: {
-            type: "permission_error",
-            message: "the dashboard is served only to this machine when no token is set",
-          },
-        }, 403);
+        const message = "the dashboard is served only to this machine when no token is set";
+        return errorReply("messages", 403, message);
       }
       return c.html(dashboardPage({ auth }), 200, {
         "content-security-policy": DASHBOARD_CSP,
@@ -108,13 +108,8 @@ function windowOf(c: Context): SeatWindow | undefined {
 }
 
 function badWindow(c: Context): Response {
-  return c.json({
-    type: "error",
-    error: {
-      type: "invalid_request_error",
-      message: `window: ${JSON.stringify(c.req.query("window"))} is not today, 7d or all`,
-    },
-  }, 400);
+  const message = `window: ${JSON.stringify(c.req.query("window"))} is not today, 7d or all`;
+  return errorReply("messages", 400, message);
 }
 
 /** Routes behind the gateway's auth. */
@@ -127,6 +122,18 @@ export function mountStatusRoutes(app: Hono, deps: StatusRoutesDeps): void {
       if (!window) return badWindow(c);
       const doc = await documentFor(deps, c.req.query("session"), window);
       return c.json(doc, 200, { "cache-control": "no-store" });
+    }),
+  );
+  app.get(
+    STATUS_PATHS.team,
+    getOnly(async (c) => {
+      if (!deps.team) return c.json({ replicas: [], totals: null, keys: [] });
+      try {
+        return c.json(await deps.team(), 200, { "cache-control": "no-store" });
+      } catch (err) {
+        const message = `the database is unreachable: ${(err as Error).message}`;
+        return c.json({ type: "error", error: { type: "api_error", message } }, 503);
+      }
     }),
   );
   app.get(

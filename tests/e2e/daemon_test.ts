@@ -8,7 +8,7 @@ import { join } from "node:path";
 import YAML from "yaml";
 import { isRunning } from "../../src/daemon/process_check.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
-import { isolatedEnv, ROOT, run, startTaskFlags } from "../support/gateway_process.ts";
+import { isolatedEnv, mainArgs, run } from "../support/gateway_process.ts";
 import { eventually, within } from "../support/wait.ts";
 
 interface Setup {
@@ -26,14 +26,7 @@ async function setup(config: Record<string, unknown>): Promise<Setup> {
   await Deno.writeTextFile(path, YAML.stringify({ port: 0, ...config }));
   const env = isolatedEnv(dir, { XDG_STATE_HOME: join(dir, "state") });
   const cli = (...args: string[]) =>
-    run(Deno.execPath(), [
-      "run",
-      "--config",
-      join(ROOT, "deno.json"),
-      ...startTaskFlags(),
-      join(ROOT, "main.ts"),
-      ...args,
-    ], { cwd: dir, env, timeoutMs: 60_000 });
+    run(Deno.execPath(), mainArgs(...args), { cwd: dir, env, timeoutMs: 60_000 });
   const state = join(dir, "state", "council-gateway");
   return {
     dir,
@@ -138,17 +131,7 @@ Deno.test("daemon: logs -f prints what the gateway appends", async () => {
     assert.equal(started.code, 0, started.stderr);
     const origin = /on (http:\/\/\S+)/.exec(started.stdout)![1];
     const follower = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--config",
-        join(ROOT, "deno.json"),
-        ...startTaskFlags(),
-        join(ROOT, "main.ts"),
-        "logs",
-        "-f",
-        "-n",
-        "0",
-      ],
+      args: mainArgs("logs", "-f", "-n", "0"),
       cwd: s.dir,
       clearEnv: true,
       env: s.env,

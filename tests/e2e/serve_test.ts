@@ -5,20 +5,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { eventually } from "../support/wait.ts";
+import { mainArgs } from "../support/gateway_process.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const TOKEN = "e2e-Gateway-Token-31337";
 const PROVIDER_KEY = "sk-ant-e2e-provider-secret";
-
-/** The permission flags of `deno task start`, so the test runs what users run. */
-function startTaskFlags(): string[] {
-  const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
-  const words = String(config.tasks.start).split(/\s+/);
-  const flags = words.slice(words.indexOf("run") + 1, words.indexOf("main.ts"))
-    .filter((w) => w.startsWith("--"));
-  assert.ok(flags.length > 0, `no permission flags found in the start task: ${config.tasks.start}`);
-  return flags;
-}
 
 /** A minimal environment: nothing of the developer's own config may leak in. */
 function childEnv(dir: string, extra: Record<string, string>): Record<string, string> {
@@ -49,14 +39,7 @@ interface Gateway {
 
 function spawnGateway(dir: string, args: string[], env: Record<string, string>): Gateway {
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--config",
-      join(ROOT, "deno.json"),
-      ...startTaskFlags(),
-      join(ROOT, "main.ts"),
-      ...args,
-    ],
+    args: mainArgs(...args),
     cwd: dir,
     clearEnv: true,
     env: childEnv(dir, env),

@@ -518,10 +518,8 @@ const CASES: Case[] = [
 ];
 
 function envelopeOf(c: Case): Envelope {
-  // Auth refusals use the Anthropic envelope everywhere (CONTRACT.md §5.4); so do 404s.
-  return c.endpoint === "responses" && c.expect !== 401 && c.expect !== 404
-    ? "openai"
-    : "anthropic";
+  // Every refusal is in its path's protocol's envelope (CONTRACT.md §2.3), 401s and 404s too.
+  return c.endpoint === "responses" ? "openai" : "anthropic";
 }
 
 function bodyBytes(c: Case): Uint8Array<ArrayBuffer> | undefined {

@@ -64,7 +64,7 @@ Deno.test("server: the protocol handlers get the parsed body; query strings are 
   assert.deepEqual(await res.json(), { handler: "responses", body: { input: "hi" } });
 });
 
-Deno.test("server: unknown paths and wrong methods get the 404 envelope", async () => {
+Deno.test("server: unknown paths and wrong methods get the 404 envelope of the path's protocol", async () => {
   const a = app();
   for (
     const [method, path] of [
@@ -78,10 +78,13 @@ Deno.test("server: unknown paths and wrong methods get the 404 envelope", async 
   ) {
     const res = await a.request(path, { method });
     assert.equal(res.status, 404, `${method} ${path}`);
-    assert.deepEqual(await res.json(), {
-      type: "error",
-      error: { type: "not_found_error", message: `not found: ${method} ${path}` },
-    });
+    const message = `not found: ${method} ${path}`;
+    assert.deepEqual(
+      await res.json(),
+      path === "/v1/responses"
+        ? { type: "error", error: { message, type: "not_found_error", param: null, code: null } }
+        : { type: "error", error: { type: "not_found_error", message } },
+    );
   }
 });
 
@@ -227,6 +230,16 @@ Deno.test("server: with a token, every route needs it (bearer or x-api-key), 401
     type: "error",
     error: { type: "authentication_error", message: "unauthorized" },
   };
+  // /v1/responses answers in OpenAI's envelope, as Codex reads it.
+  const unauthorizedOpenAi = {
+    type: "error",
+    error: {
+      message: "unauthorized",
+      type: "authentication_error",
+      param: null,
+      code: "invalid_api_key",
+    },
+  };
   const cases: [string, RequestInit][] = [
     ["/v1/models", {}],
     ["/v1/messages", post("{}")],
@@ -250,7 +263,7 @@ Deno.test("server: with a token, every route needs it (bearer or x-api-key), 401
       });
       assert.equal(res.status, 401, `${path} ${JSON.stringify(headers)}`);
       const body = await res.json();
-      assert.deepEqual(body, unauthorized);
+      assert.deepEqual(body, path === "/v1/responses" ? unauthorizedOpenAi : unauthorized);
       assert.ok(!JSON.stringify(body).includes(TOKEN));
     }
   }

@@ -317,3 +317,35 @@ Deno.test("status API: secrets the gateway knows are masked in what agents did",
   const frames = await readFrames(await app.request("/v1/council/events"), 1);
   assert.ok(!JSON.stringify(frames).includes(secret));
 });
+
+Deno.test("status API: /v1/council/team is the team's status, 503 while its database is away", async () => {
+  const base = {
+    store: new StatusStore(new FakeClock()),
+    info: () => ({ version: "1", startedAt: 0, configPath: null }),
+    authOn: () => false,
+  };
+  const alone = new Hono();
+  mountStatusRoutes(alone, base);
+  assert.deepEqual(await (await alone.request("/v1/council/team")).json(), {
+    replicas: [],
+    totals: null,
+    keys: [],
+  });
+  const doc = {
+    replicas: [],
+    totals: { replicas: 2, liveTurns: 3 },
+    keys: [],
+    health: [],
+  };
+  let up = true;
+  const team = new Hono();
+  mountStatusRoutes(team, {
+    ...base,
+    team: () => up ? Promise.resolve(doc) : Promise.reject(new Error("connection refused")),
+  });
+  assert.deepEqual(await (await team.request("/v1/council/team")).json(), doc);
+  up = false;
+  const down = await team.request("/v1/council/team");
+  assert.equal(down.status, 503);
+  assert.match((await down.json()).error.message, /database is unreachable: connection refused/);
+});

@@ -18,6 +18,18 @@ export function startTaskFlags(): string[] {
   return flags;
 }
 
+/** `deno run` of this checkout's main.ts with the start task's flags, then `args`. */
+export function mainArgs(...args: string[]): string[] {
+  return [
+    "run",
+    "--config",
+    join(ROOT, "deno.json"),
+    ...startTaskFlags(),
+    join(ROOT, "main.ts"),
+    ...args,
+  ];
+}
+
 /** A minimal environment: nothing of the developer's own config may leak in. */
 export function isolatedEnv(dir: string, extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {
@@ -67,17 +79,7 @@ export async function spawnGateway(
 ): Promise<GatewayProcess> {
   const configPath = join(dir, "gateway.yaml");
   await Deno.writeTextFile(configPath, YAML.stringify({ port: 0, ...config }));
-  const argv = [
-    Deno.execPath(),
-    "run",
-    "--config",
-    join(ROOT, "deno.json"),
-    ...startTaskFlags(),
-    join(ROOT, "main.ts"),
-    "serve",
-    "--config",
-    configPath,
-  ];
+  const argv = [Deno.execPath(), ...mainArgs("serve", "--config", configPath)];
   // With a file limit, through `sh -c 'ulimit -n N; exec …'` (Linux and macOS).
   const [command, ...args] = options.fileLimit === undefined
     ? argv

@@ -21,24 +21,18 @@
 import { join } from "node:path";
 import { epochOffset, messagesBody, streamMessages } from "../client.ts";
 import { SseDecoder } from "../../../tests/support/sse_reader.ts";
-import {
-  type ServerProcess,
-  serverProcess,
-  spawnLogged,
-  startGateway,
-  waitForLine,
-} from "../processes.ts";
+import { type ServerProcess, serverProcess, spawnLogged, startGateway } from "../processes.ts";
 import { answerOf, RawClient } from "../raw_client.ts";
 import { type Figure, summarize, type Summary } from "../results.ts";
 import { type BenchContext, runs, type Scenario } from "../scenario.ts";
 import { type Pace, STUB_ANSWER, STUB_TOKENS, unstamped } from "../stub_upstream.ts";
+import { KEY_VARIABLE, startStub, stubCouncil } from "../stub_council.ts";
 
 export const ROUTER_PACKAGE = "@musistudio/claude-code-router";
 export const ROUTER_VERSION = "2.0.0";
 const ROUTER_LABEL = `claude-code-router ${ROUTER_VERSION}`;
 const CONCURRENT_CLIENTS = 10;
 /** The gateway reads the stub's "key" from this variable of its environment. */
-const KEY_VARIABLE = "COUNCIL_BENCH_STUB_KEY";
 const FIRST_TOKEN = '"text_delta"';
 
 /** Where the router is installed: `$COUNCIL_BENCH_CACHE`, else ~/.cache/council-gateway-bench. */
@@ -75,27 +69,6 @@ function freePort(): number {
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
   return port;
-}
-
-async function startStub(context: BenchContext, name: string, pace: Pace) {
-  const logPath = join(context.tempDir, `peer-stub-${name}.log`);
-  const script = join(context.repoRoot, "scripts/bench/stub_upstream.ts");
-  const child = spawnLogged(
-    [
-      Deno.execPath(),
-      "run",
-      "--allow-net",
-      script,
-      "--gap-ms",
-      String(pace.gapMs),
-      "--group",
-      String(pace.group),
-    ],
-    logPath,
-    context.repoRoot,
-  );
-  const match = await waitForLine(logPath, /listening on (http:\/\/[^\s]+)/, child, 60_000);
-  return serverProcess(child, match[1], logPath);
 }
 
 /**
@@ -321,16 +294,7 @@ async function runVariant(context: BenchContext, variant: Variant) {
   try {
     const stub = await startStub(context, variant.name, variant.pace);
     servers.push(stub);
-    const gateway = await startGateway(context, {
-      fanOutPolicy: "never",
-      defaultAgents: [{
-        name: "api",
-        runner: "anthropic",
-        model: "claude-sonnet-4-5",
-        baseUrl: stub.origin,
-        apiKeyEnv: KEY_VARIABLE,
-      }],
-    });
+    const gateway = await startGateway(context, stubCouncil(stub.origin));
     servers.push(gateway);
     const router = await startRouter(context, variant.name, stub.origin);
     servers.push(router);

@@ -80,6 +80,21 @@ export class AgentHealth {
     this.#agents.set(agent, entry);
   }
 
+  /**
+   * Takes over a cool-down another replica of a team started (its status read from the shared
+   * store): the agent is skipped here too until then. A longer local cool-down stays.
+   */
+  adopt(status: AgentHealthStatus): void {
+    const until = status.coolingUntil;
+    if (until === undefined || until <= this.#clock.now()) return;
+    const entry = this.#agents.get(status.agent) ?? { failuresInRow: 0 };
+    if ((entry.coolingUntil ?? 0) >= until) return;
+    entry.failuresInRow = Math.max(entry.failuresInRow, status.failuresInRow);
+    entry.lastError = status.lastError ?? entry.lastError;
+    entry.coolingUntil = until;
+    this.#agents.set(status.agent, entry);
+  }
+
   /** The agent's status while it is cooling down, else undefined. */
   coolingDown(agent: string): AgentHealthStatus | undefined {
     const status = this.statusOf(agent);

@@ -6,10 +6,10 @@
 import type { TurnJournal, TurnStart } from "../journal.ts";
 import { CANCELLED_NOTICE, capNotice, journalNotice } from "./notices.ts";
 import { formatUsd } from "./progress.ts";
-import type { SessionCap, SessionLimits, SessionStore, Ticket } from "../session.ts";
+import type { Admission, SessionCap, SessionLimits, Sessions, Ticket } from "../session.ts";
 
 interface AdmissionContext {
-  sessions: SessionStore;
+  sessions: Sessions;
   limits: SessionLimits;
   journal?: TurnJournal;
   start: TurnStart;
@@ -75,7 +75,15 @@ export async function admitTurn(context: AdmissionContext): Promise<Admitted> {
   }
   let waiting = false;
   for (;;) {
-    const admission = sessions.admit(start.sessionKey, limits);
+    let admission: Admission;
+    try {
+      admission = await sessions.admit(start.sessionKey, limits);
+    } catch (err) {
+      // A store shared by replicas is out of reach: no turn runs uncounted.
+      const problem = `cannot count this turn: ${(err as Error).message}`;
+      context.alarm(`${problem} — no council run`);
+      return refuse("refused", "session store unreachable", journalNotice(problem));
+    }
     if (admission.kind === "capped") {
       context.progress(capLine(admission.cap));
       return refuse("capped", `session at its ${admission.cap.kind} cap`, capNotice(admission.cap));

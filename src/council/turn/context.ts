@@ -22,7 +22,7 @@ import type {
   TurnSignals,
   TurnSynthesis,
 } from "../records.ts";
-import type { SessionStore, Ticket } from "../session.ts";
+import type { Sessions, Ticket } from "../session.ts";
 import type { TurnObserver } from "../observer.ts";
 import type { Outcome, TurnEvent, TurnRequest } from "../types.ts";
 
@@ -34,7 +34,7 @@ export interface TurnEnv {
   runner?: Pick<AgentRunner, "prepare">;
   clock: Clock;
   random: () => number;
-  sessions: SessionStore;
+  sessions: Sessions;
   /** Each agent's recent failures and cool-down, across turns. */
   health: AgentHealth;
   /** Each agent's usual lateness behind the quorum, and the grace it earns. */

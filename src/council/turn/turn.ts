@@ -18,7 +18,7 @@ import { oneLine } from "../../base/text.ts";
 import { AsyncQueue } from "../../base/async_queue.ts";
 import type { TurnRecord } from "../records.ts";
 import { redactedEvents } from "./redacted.ts";
-import { SessionStore } from "../session.ts";
+import { type Sessions, SessionStore } from "../session.ts";
 import { TurnContext, type TurnEnv } from "./context.ts";
 import { finishTurn } from "./end.ts";
 import { resolvedCalls } from "../action/outcome_signals.ts";
@@ -39,7 +39,7 @@ interface CouncilDeps {
   /** Random numbers in [0, 1) for shuffling candidates; injectable for deterministic tests. */
   random?: () => number;
   /** Session counters; pass one to pre-fill it (e.g. from a ledger). Default: a fresh store. */
-  sessions?: SessionStore;
+  sessions?: Sessions;
   /** Called once per turn after its spend is booked. */
   onTurnEnd?: (record: TurnRecord) => void;
   /** Records each turn's start, calls and end as they happen (a ledger). */
@@ -55,12 +55,14 @@ interface CouncilDeps {
 interface Council {
   runTurn: RunTurn;
   /** The live session store (turns and spend per session key). */
-  sessions: SessionStore;
+  sessions: Sessions;
   /**
    * Each configured agent's health (failures in a row, cool-down), then any other agent with
    * failures on record (the judge): for `doctor` and status reports.
    */
   agentHealth(): AgentHealthStatus[];
+  /** Takes over a cool-down another replica started (see AgentHealth.adopt). */
+  adoptHealth(status: AgentHealthStatus): void;
 }
 
 export function createCouncil(deps: CouncilDeps): Council {
@@ -92,6 +94,7 @@ export function createCouncil(deps: CouncilDeps): Council {
   return {
     sessions: env.sessions,
     runTurn: (request, signal) => redactedEvents(request, turnEvents(env, request, signal)),
+    adoptHealth: (status) => env.health.adopt(status),
     agentHealth: () => [
       ...names.map((name) => env.health.statusOf(name)),
       ...env.health.status().filter((s) => !names.includes(s.agent)),

@@ -16,7 +16,8 @@ import {
 import { streamTurn, TURN_FAILED } from "../stream_turn.ts";
 import { collectTurn } from "../consume_turn.ts";
 import { inputTokensOf, outputTokensOf } from "../usage.ts";
-import { messagesError, messagesReply } from "./reply.ts";
+import { errorReply } from "../error_envelope.ts";
+import { messagesReply } from "./reply.ts";
 import { type MessagesRequest, MessagesRequestSchema, messagesTurnInput } from "./request.ts";
 import { messagesHints } from "./hints.ts";
 import { MessagesStream } from "./stream.ts";
@@ -76,8 +77,7 @@ async function handle(
   );
   if (isRefusal(input)) {
     logger.info("refused Messages request: {message}", { message: input.message });
-    const type = input.status === 413 ? "request_too_large" : "invalid_request_error";
-    return c.json(messagesError(type, input.message), input.status);
+    return errorReply("messages", input.status, input.message);
   }
   const request = await newTurnRequest(input, deps.workspace);
   const inputTokens = inputTokensOf(input);
@@ -102,7 +102,7 @@ export const createMessagesHandler: ProtocolFactory = (deps) => async (c, body) 
   if (!parsed.success) {
     const invalid = describeInvalid(parsed.error, body);
     logger.info("rejected Messages request: {message}", { message: invalid.message });
-    return c.json(messagesError("invalid_request_error", invalid.message), 400);
+    return errorReply("messages", 400, invalid.message);
   }
   try {
     return await handle(deps, c, parsed.data, body);
@@ -113,6 +113,6 @@ export const createMessagesHandler: ProtocolFactory = (deps) => async (c, body) 
       return new Response(null, { status: 499 }); // "client closed request", as nginx logs it
     }
     logger.error("Messages request failed: {error}", { error: String(error) });
-    return c.json(messagesError("api_error", TURN_FAILED), 500);
+    return errorReply("messages", 500, TURN_FAILED);
   }
 };

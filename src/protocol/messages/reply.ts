@@ -1,9 +1,9 @@
 /**
- * Non-streaming Messages replies: the assistant message for an outcome, and the error envelope.
+ * Non-streaming Messages replies: the assistant message for an outcome (errors:
+ * ../error_envelope.ts).
  */
 import type { Outcome } from "../../council/types.ts";
 import { newId } from "../ids.ts";
-import { redact } from "../../base/redact.ts";
 
 interface MessagesUsage {
   input_tokens: number;
@@ -71,15 +71,4 @@ export function messagesReply(
     stop_sequence: null,
     usage: messagesUsage(usage.inputTokens, usage.outputTokens),
   };
-}
-
-type MessagesErrorType =
-  | "invalid_request_error"
-  | "request_too_large"
-  | "api_error"
-  | "overloaded_error";
-
-/** `{type:"error", error:{type, message}}` — the envelope for HTTP errors and SSE `error`. */
-export function messagesError(type: MessagesErrorType, message: string) {
-  return { type: "error" as const, error: { type, message: redact(message) } };
 }

@@ -10,7 +10,8 @@ import { newProgressSignature } from "../ids.ts";
 import type { SseFrame } from "../sse_writer.ts";
 import type { TurnRenderer } from "../stream_turn.ts";
 import { outputTokensOf } from "../usage.ts";
-import { messagesError, messagesUsage, outcomeBlock, stopReasonOf } from "./reply.ts";
+import { messagesUsage, outcomeBlock, stopReasonOf } from "./reply.ts";
+import { streamErrorFrame } from "../error_envelope.ts";
 
 interface MessagesStreamOptions {
   id: string;
@@ -93,7 +94,7 @@ export class MessagesStream implements TurnRenderer {
   fail(message: string): SseFrame[] {
     if (this.#finished) return [];
     this.#finished = true;
-    return [{ event: "error", data: messagesError("api_error", message) }];
+    return [streamErrorFrame(message)];
   }
 
   #openBlock(kind: "progress" | "text", block: Record<string, unknown>): SseFrame[] {

@@ -23,11 +23,11 @@ import {
   messageItem,
   type ResponseHead,
   responseObject,
-  responsesError,
   responsesUsage,
 } from "./reply.ts";
 import { type ResponsesRequest, ResponsesRequestSchema, responsesTurnInput } from "./request.ts";
 import { responsesHints } from "./hints.ts";
+import { errorReply } from "../error_envelope.ts";
 import { ResponsesStream } from "./stream.ts";
 
 const logger = getLogger(["council-gateway", "responses"]);
@@ -65,10 +65,7 @@ async function handle(
   if (isRefusal(input)) {
     logger.info("refused Responses request: {message}", { message: input.message });
     const code = input.status === 413 ? "request_too_large" : "invalid_value";
-    return c.json(
-      responsesError("invalid_request_error", input.message, "input", code),
-      input.status,
-    );
+    return errorReply("responses", input.status, input.message, { param: "input", code });
   }
   const request = await newTurnRequest(input, deps.workspace);
   const inputTokens = inputTokensOf(input);
@@ -106,10 +103,7 @@ export const createResponsesHandler: ProtocolFactory = (deps) => async (c, body)
     const invalid = describeInvalid(parsed.error, body);
     logger.info("rejected Responses request: {message}", { message: invalid.message });
     const code = invalid.missing ? "missing_required_parameter" : "invalid_value";
-    return c.json(
-      responsesError("invalid_request_error", invalid.message, invalid.param || null, code),
-      400,
-    );
+    return errorReply("responses", 400, invalid.message, { param: invalid.param || null, code });
   }
   try {
     return await handle(deps, c, parsed.data, body);
@@ -120,6 +114,6 @@ export const createResponsesHandler: ProtocolFactory = (deps) => async (c, body)
       return new Response(null, { status: 499 }); // "client closed request", as nginx logs it
     }
     logger.error("Responses request failed: {error}", { error: String(error) });
-    return c.json(responsesError("server_error", TURN_FAILED, null, "server_error"), 500);
+    return errorReply("responses", 500, TURN_FAILED);
   }
 };

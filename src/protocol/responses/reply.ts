@@ -1,10 +1,9 @@
 /**
- * Responses objects: the `response` (JSON reply and stream snapshots), its output items, usage
- * and the HTTP error envelope.
+ * Responses objects: the `response` (JSON reply and stream snapshots), its output items and
+ * usage (errors: ../error_envelope.ts).
  */
 import type { Outcome, TurnUsage } from "../../council/types.ts";
 import { estimateTokens, outputTokensOf } from "../usage.ts";
-import { redact } from "../../base/redact.ts";
 
 interface ResponsesUsage {
   input_tokens: number;
@@ -123,17 +122,4 @@ export function responseObject(
     text: { format: { type: "text" as const } },
     truncation: "disabled" as const,
   };
-}
-
-type ResponsesErrorType = "invalid_request_error" | "server_error";
-
-/** `{error:{message, type, param, code}}` — the envelope of HTTP errors. */
-export function responsesError(
-  type: ResponsesErrorType,
-  message: string,
-  param: string | null = null,
-  code: string | null = null,
-) {
-  // CONTRACT.md §2.3: every error body is `{type: "error", error: {message, …}}`.
-  return { type: "error" as const, error: { message: redact(message), type, param, code } };
 }

@@ -12,7 +12,7 @@ import { moduleLogger } from "../../base/log.ts";
 const log = moduleLogger("guard");
 
 /** Answers a refusal in the error envelope of the endpoint that was asked. */
-export type Refuse = (c: Context, status: 403 | 415, type: string, message: string) => Response;
+export type Refuse = (c: Context, status: 403 | 415, message: string) => Response;
 
 /** Which `Host` headers name this gateway: host names, and the bound port once known. */
 export interface HostRule {
@@ -80,7 +80,6 @@ export function requireKnownHost(rule: () => HostRule, refuse: Refuse): Middlewa
       return refuse(
         c,
         403,
-        "permission_error",
         `host ${JSON.stringify(host.slice(0, 100))} is not allowed; add it to allowedHosts ` +
           `to reach the gateway under that name`,
       );
@@ -106,7 +105,7 @@ export function requireLoopbackOrigin(refuse: Refuse): MiddlewareHandler {
     const origin = c.req.header("origin");
     if (origin !== undefined && !isLoopbackOrigin(origin)) {
       log.warn("refused a request from origin {origin}", { origin });
-      return refuse(c, 403, "permission_error", "requests from web pages are not allowed");
+      return refuse(c, 403, "requests from web pages are not allowed");
     }
     await next();
   };
@@ -131,7 +130,6 @@ export function requireJsonBody(refuse: Refuse): MiddlewareHandler {
       return refuse(
         c,
         415,
-        "invalid_request_error",
         `content-type must be application/json (got ${shown})`,
       );
     }

@@ -65,6 +65,7 @@ export function dashboardPage(options: PageOptions): string {
   <section><h2>Agents since start</h2><div id="agents"></div></section>
   <section><h2>Seats: what each member does for the council</h2><div id="seats"></div></section>
   <section><h2>Recent turns</h2><div id="recent"></div></section>
+  <section id="team-section" hidden><h2>Team</h2><div id="team"></div></section>
 </main>
 <script>${DASHBOARD_SCRIPT}</script>
 </body>

@@ -274,6 +274,42 @@ export const DASHBOARD_SCRIPT = String.raw`
     renderSpend(doc);
   }
 
+  // With a shared database: every replica's live turns and each person key's spend.
+  function renderTeam(doc) {
+    if (!doc || !doc.totals) return;
+    byId("team-section").hidden = false;
+    var replicas = doc.replicas.map(function (r) {
+      return el("tr", {}, [
+        el("td", { text: r.host + " (pid " + r.pid + ")" }),
+        el("td", { text: String(r.liveTurns), cls: "num" }),
+        el("td", { text: clock(r.heartbeatAt) }),
+      ]);
+    });
+    var keys = doc.keys.map(function (k) {
+      return el("tr", {}, [
+        el("td", { text: k.name }),
+        el("td", { text: usd(k.spentUsd) + " of " + usd(k.maxUsd), cls: "num" }),
+        el("td", { text: k.period === "none" ? "in all" : "per " + k.period }),
+        el("td", { text: k.revokedAt ? "revoked" : k.spentUsd >= k.maxUsd ? "over budget" : "live" }),
+      ]);
+    });
+    var node = byId("team");
+    node.replaceChildren(
+      el("p", { text: doc.totals.replicas + " replicas, " + doc.totals.liveTurns + " live turns" }),
+      table(["replica", "live turns", "last beat"], replicas, [1]),
+      table(["key", "spend this period", "budget", "state"], keys, [1]),
+    );
+  }
+  var teamTimer = null;
+  function pollTeam() {
+    clearTimeout(teamTimer);
+    fetch("/v1/council/team", { headers: headers(), cache: "no-store" })
+      .then(function (res) { return res.ok ? res.json() : null; })
+      .then(renderTeam)
+      .catch(function () {})
+      .then(function () { teamTimer = setTimeout(pollTeam, 5000); });
+  }
+
   function setConnection(text, cls) {
     var node = byId("connection");
     node.textContent = text;
@@ -320,6 +356,7 @@ export const DASHBOARD_SCRIPT = String.raw`
         if (!res.ok || !res.body) throw new Error("HTTP " + res.status);
         showDashboard();
         setConnection("live", "live");
+        pollTeam();
         var reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         var buffer = "";
         var pump = function () {

@@ -1,0 +1,54 @@
+/**
+ * The ledger's records as rows: one row per record with the indexed columns every reader filters
+ * on and the whole record as jsonb (unknown and future keys kept as they are).
+ */
+import type postgres from "postgres";
+
+/** What every ledger record has (start, call, turn entry, outcome, …). */
+export interface LedgerRecordLike {
+  kind?: string;
+  turn: string;
+  session: string;
+  time: string;
+  [key: string]: unknown;
+}
+
+/** The agent a record is about, when it is about one (a call line's call). */
+function agentOf(record: LedgerRecordLike): string | null {
+  const call = record.call as { agent?: unknown } | undefined;
+  if (typeof call?.agent === "string") return call.agent;
+  return typeof record.agent === "string" ? record.agent : null;
+}
+
+export class LedgerRows {
+  #sql: postgres.Sql;
+  #replica: string;
+
+  constructor(sql: postgres.Sql, replica: string) {
+    this.#sql = sql;
+    this.#replica = replica;
+  }
+
+  /** Appends one record (a turn entry has no `kind`: it is stored as kind `turn`). */
+  async append(record: LedgerRecordLike): Promise<void> {
+    await this.#sql`
+      INSERT INTO ledger_records (replica, kind, turn, session, time, agent, record)
+      VALUES (${this.#replica}, ${record.kind ?? "turn"}, ${record.turn}, ${record.session},
+        ${record.time}, ${agentOf(record)}, ${this.#sql.json(record as postgres.JSONValue)})`;
+  }
+
+  /** Records in the order written, optionally those at or after `since` (ISO time) only. */
+  async read(since?: string): Promise<LedgerRecordLike[]> {
+    const rows = since === undefined
+      ? await this.#sql`SELECT record FROM ledger_records ORDER BY id`
+      : await this.#sql`SELECT record FROM ledger_records WHERE time >= ${since} ORDER BY id`;
+    return rows.map((row) => row.record as LedgerRecordLike);
+  }
+
+  /** A session's records in the order written. */
+  async ofSession(session: string): Promise<LedgerRecordLike[]> {
+    const rows = await this.#sql`
+      SELECT record FROM ledger_records WHERE session = ${session} ORDER BY id`;
+    return rows.map((row) => row.record as LedgerRecordLike);
+  }
+}
