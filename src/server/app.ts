@@ -247,8 +247,8 @@ function gateTurn(team: TeamGate | undefined): MiddlewareHandler<AppEnv> {
     if (!team) return await next();
     const refusal = await team.gate(presentedTokens(c.req.raw.headers), next);
     if (!refusal) return;
-    // The envelope's type follows the status (401, 429, 503), as the refusal's own does.
     return refuse(c, refusal.status, refusal.message, {
+      type: refusal.type,
       code: refusal.code,
       retryAfterSec: refusal.retryAfterS,
     });
