@@ -2,6 +2,7 @@
  * The words a child's prompt gets about the turn's attachments: which ones it cannot see, and
  * where the ones given to it as files are.
  */
+import { basename } from "node:path";
 import { describeAttachment, type LabelledAttachment } from "../base/attachment.ts";
 import type { AttachmentDelivery } from "./types.ts";
 
@@ -24,6 +25,26 @@ export function unseenNote(attachments: readonly LabelledAttachment[]): string {
 export function withNotes(prompt: string, ...notes: string[]): string {
   const added = notes.filter((note) => note !== "");
   return added.length ? `${prompt}\n\n${added.join("\n\n")}` : prompt;
+}
+
+/**
+ * The prompt and notes for a CLI given images as files on its command line: which file is which
+ * image, where each document was saved, and what it is not given.
+ */
+export function withFileNotes(prompt: string, delivery: AttachmentDelivery): string {
+  const files = inFiles(delivery);
+  const images = files.filter((f) => f.attachment.kind === "image").map((f) =>
+    `${basename(f.path)} is ${f.attachment.label}`
+  );
+  const documents = files.filter((f) => f.attachment.kind === "document").map((f) =>
+    `${f.attachment.label} (${describeAttachment(f.attachment)}) is saved at ${f.path}`
+  );
+  return withNotes(
+    prompt,
+    images.length ? `The images attached to this message: ${images.join(", ")}.` : "",
+    documents.length ? `${documents.join("; ")}: read it there if you need it.` : "",
+    unseenNote(notInFiles(delivery)),
+  );
 }
 
 /** Attachments of the delivery that were not written to a file for the child. */

@@ -5,6 +5,7 @@
 import type { AgentConfig, Runner } from "../config/mod.ts";
 import { byLongestPrefix } from "./cost.ts";
 import { DEFAULT_MAX_TOKENS } from "./http/anthropic.ts";
+import { cliAdapterOf } from "./cli/runners.ts";
 
 /**
  * Context windows in tokens (input the model accepts), by lower-case model-id prefix; the
@@ -32,15 +33,10 @@ const CONTEXT_WINDOWS: Readonly<Record<string, number>> = Object.freeze({
 /** The window assumed for a model the table does not know. */
 export const UNKNOWN_MODEL_WINDOW = 128_000;
 
-/** Tokens a CLI's own system prompt and tool definitions take before our prompt. */
-export const CLI_OVERHEAD_TOKENS: Readonly<Record<Runner, number>> = Object.freeze({
-  claude: 30_000,
-  codex: 20_000,
-  gemini: 20_000,
-  command: 0,
-  anthropic: 0,
-  openai: 0,
-});
+/** Tokens a runner's own system prompt and tool definitions take before our prompt. */
+export function overheadTokensOf(runner: Runner): number {
+  return cliAdapterOf(runner)?.overheadTokens ?? 0;
+}
 
 /** Room kept for the reply when the agent sets no `maxTokens` (at most a quarter of the window). */
 const REPLY_RESERVE_TOKENS = 32_000;
@@ -73,7 +69,7 @@ export function defaultContextTokens(
   const window = contextWindowOf(model);
   const reply = maxTokens ??
     (runner === "anthropic" ? DEFAULT_MAX_TOKENS : Math.min(REPLY_RESERVE_TOKENS, window / 4));
-  return Math.max(MIN_CONTEXT_TOKENS, Math.floor(window - reply - CLI_OVERHEAD_TOKENS[runner]));
+  return Math.max(MIN_CONTEXT_TOKENS, Math.floor(window - reply - overheadTokensOf(runner)));
 }
 
 /** The prompt budget of an agent run with `model` (default: the agent's own). */

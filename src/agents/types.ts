@@ -3,7 +3,7 @@
  *
  * The council imports these; nothing here knows about councils, HTTP or protocols.
  */
-import type { AgentConfig, ChildAccess, Price } from "../config/mod.ts";
+import type { AgentConfig, ChildAccess, HttpRunner, Price } from "../config/mod.ts";
 import type { LabelledAttachment } from "../base/attachment.ts";
 import type { StateHomeSpec } from "./cli/state_home.ts";
 
@@ -240,18 +240,40 @@ export interface ParserContext {
   cwd?: string;
 }
 
-/** Facts about the gateway process an adapter may need for the child's environment. */
+/** Facts about the gateway process and the run an adapter may need for the child's environment. */
 interface EnvContext {
+  /** What the child may do (absent: `workspace-write`), for a CLI that takes its mode by env. */
+  access?: ChildAccess;
   /** The gateway runs as root (claude then needs IS_SANDBOX=1 to skip permissions). */
   isRoot: boolean;
   /** Where a Node-based CLI may keep its compiled code between runs (unset: leave it alone). */
   nodeCompileCache?: string;
 }
 
-/** A CLI adapter: a pair of pure functions. */
+/**
+ * A CLI adapter: one entry of the runner table (agents/cli/runners.ts), everything the gateway
+ * knows of one agent CLI: how to find and probe it, start it, feed it and read it, and what the
+ * council may expect of it.
+ */
 export interface Adapter {
   /** The executable used when the agent entry names no `command` ("" = none: must be set). */
   defaultCommand: string;
+  /** The model of an agent found on PATH (discovery, `init`); absent: never discovered. */
+  defaultModel?: string;
+  /** `doctor`'s version probe: the args that print its version (absent: not run, e.g. it could start work). */
+  versionArgs?: readonly string[];
+  /** Tokens its own system prompt and tool definitions take before our prompt (context budget). */
+  overheadTokens: number;
+  /**
+   * The model family it serves: ids a host may pin its child to, the family's cheap model for
+   * the default judge, and the model API that serves the family after the CLI (absent: it serves
+   * no family of its own, e.g. any provider's models).
+   */
+  family?: { models: RegExp; cheapModel?: string; api?: HttpRunner };
+  /** It waits for a prompt that comes late (primed if need be): a synthesizer may start ahead. */
+  waitsForPrompt: boolean;
+  /** It uses tools of its own and narrates before them (its early text is not yet the answer). */
+  usesTools: boolean;
   /**
    * How stdout is read: `jsonl` = one JSON event per line, a run must end with a `final`;
    * `text` = plain text, each chunk handed to the parser as it arrives, exit 0 is success.

@@ -104,6 +104,7 @@ const VALUED = new Set([
   "--ledger",
   "--lines",
   "-n",
+  "--window",
   "--name",
   "--max-usd",
   "--period",

@@ -28,10 +28,17 @@ import { defaultConfigPath, InitError, starterConfig, writeStarterConfig } from 
 import type { CliIo } from "./io.ts";
 import { claudeLaunch, codexLaunch, runHost } from "./launch.ts";
 import { renderConfig } from "./show_config.ts";
-import { renderUsage, summarizeLedger } from "./usage_command.ts";
+import { renderUsage, summarizeEntries, summarizeLedger } from "./usage_command.ts";
+import { connectStore, StoreError } from "../store/open_store.ts";
 import { renderSeats } from "./seats_text.ts";
 import { readSeatRecords } from "../ledger/records_file.ts";
-import { SEAT_WINDOWS, seats, seatSentence, type SeatWindow } from "../ledger/seats.ts";
+import {
+  SEAT_WINDOWS,
+  seats,
+  seatSentence,
+  type SeatWindow,
+  windowStart,
+} from "../ledger/seats.ts";
 import { findOnPath } from "../base/executables.ts";
 
 export type Load = () => Readonly<Config>;
@@ -104,12 +111,17 @@ export function showConfig(args: Parsed, io: CliIo, load: Load): number {
   return 0;
 }
 
-export function usage(args: Parsed, io: CliIo, load: Load): number {
+export function usage(args: Parsed, io: CliIo, load: Load): number | Promise<number> {
   expectNoPositionals(args);
   if (args.host !== undefined || args.port !== undefined) {
     throw new UsageError("usage: --host and --port do not apply");
   }
-  const path = args.ledger ?? load().ledger;
+  if (!args.agents && args.window !== undefined) {
+    throw new UsageError("usage: --window needs --agents");
+  }
+  const config = args.ledger === undefined ? load() : undefined;
+  if (config?.database) return usageFromDatabase(args, io, config);
+  const path = args.ledger ?? config?.ledger;
   if (!path) {
     throw new ConfigError(
       "usage: no ledger configured: set `ledger` in the configuration or pass --ledger FILE",
@@ -117,7 +129,6 @@ export function usage(args: Parsed, io: CliIo, load: Load): number {
   }
   const absolute = resolve(io.cwd, path);
   if (args.agents) return usageSeats(args, io, absolute, args.ledger ? undefined : load);
-  if (args.window !== undefined) throw new UsageError("usage: --window needs --agents");
   let summary;
   try {
     summary = summarizeLedger(absolute);
@@ -129,12 +140,47 @@ export function usage(args: Parsed, io: CliIo, load: Load): number {
   return 0;
 }
 
-/** `usage --agents`: each member's seat over the window, from the ledger's records. */
-function usageSeats(args: Parsed, io: CliIo, ledger: string, load?: Load): number {
+function seatWindowOf(args: Parsed): SeatWindow {
   const window = args.window ?? "all";
   if (!(SEAT_WINDOWS as readonly string[]).includes(window)) {
     throw new UsageError(`usage: --window ${JSON.stringify(window)}: use today, 7d or all`);
   }
+  return window as SeatWindow;
+}
+
+/**
+ * `usage` with a shared database: the same summaries, fed from its ledger rows (turn entries of
+ * the window only, filtered in SQL).
+ */
+async function usageFromDatabase(args: Parsed, io: CliIo, config: Readonly<Config>) {
+  const window = args.agents ? seatWindowOf(args) : "all";
+  let store;
+  try {
+    store = await connectStore(config.database, { max: 1 });
+  } catch (err) {
+    if (err instanceof StoreError) throw new ConfigError(`usage: ${err.message}`);
+    throw err;
+  }
+  try {
+    const start = windowStart(window, Date.now());
+    const since = Number.isFinite(start) && start > 0 ? new Date(start).toISOString() : undefined;
+    const records = await store.ledger.turnsAndOutcomes(since);
+    if (args.agents) {
+      const names = config.defaultAgents.map((a) => a.name);
+      return printSeats(args, io, store.where, seats(records, window, Date.now(), names), window);
+    }
+    const entries = records.flatMap((line) => line.kind === "turn" ? [line.entry] : []);
+    const summary = summarizeEntries(store.where, entries);
+    io.stdout(args.json ? `${JSON.stringify(summary, null, 2)}\n` : renderUsage(summary));
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** `usage --agents`: each member's seat over the window, from the ledger's records. */
+function usageSeats(args: Parsed, io: CliIo, ledger: string, load?: Load): number {
+  const window = seatWindowOf(args);
   try {
     Deno.statSync(ledger);
   } catch (err) {
@@ -142,9 +188,24 @@ function usageSeats(args: Parsed, io: CliIo, ledger: string, load?: Load): numbe
     throw new Error(`usage: cannot read ledger ${ledger}: ${reason}`);
   }
   const names = load ? load().defaultAgents.map((a) => a.name) : [];
-  const rows = seats(readSeatRecords(ledger), window as SeatWindow, Date.now(), names);
+  return printSeats(
+    args,
+    io,
+    ledger,
+    seats(readSeatRecords(ledger), window, Date.now(), names),
+    window,
+  );
+}
+
+function printSeats(
+  args: Parsed,
+  io: CliIo,
+  ledger: string,
+  rows: ReturnType<typeof seats>,
+  window: SeatWindow,
+): number {
   if (!args.json) {
-    io.stdout(renderSeats(rows, window as SeatWindow));
+    io.stdout(renderSeats(rows, window));
     return 0;
   }
   const agents = rows.map(({ agent, ...seat }) => ({

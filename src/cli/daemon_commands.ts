@@ -8,7 +8,7 @@ import { logSince, runningDaemon, startDaemon, stopDaemon } from "../daemon/life
 import type { DaemonPaths } from "../daemon/paths.ts";
 import { clientOrigin } from "./connect.ts";
 import { healthLines } from "./health_text.ts";
-import { shortDuration } from "./statusline.ts";
+import { shortDuration } from "./statusline/line.ts";
 
 export interface DaemonContext {
   config: Readonly<Config>;

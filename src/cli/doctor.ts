@@ -16,9 +16,9 @@ import { urlHost } from "../base/origins.ts";
 import { probeHealth } from "../daemon/gateway_client.ts";
 import { clientOrigin } from "./connect.ts";
 import { gatewayHealth } from "./doctor_health.ts";
-import { readSeatRecords } from "../ledger/records_file.ts";
-import { seats, seatSentence } from "../ledger/seats.ts";
-import { ADAPTERS, HTTP_ADAPTERS } from "../agents/adapters.ts";
+import { seatsSummary } from "./doctor_seats.ts";
+import { HTTP_ADAPTERS } from "../agents/adapters.ts";
+import { CLI_ADAPTERS, discoverableNames } from "../agents/cli/runners.ts";
 import { apiKeyEnvOf, baseUrlOf } from "../agents/http/http_api.ts";
 import { probeModels } from "../agents/http/http_probe.ts";
 import { judgeAgent } from "../council/plan/plan.ts";
@@ -32,16 +32,6 @@ const VERSION_TIMEOUT_MS = 15_000;
 /** How long an HTTP agent's models list may take before the endpoint counts as unreachable. */
 const ENDPOINT_TIMEOUT_MS = 3000;
 
-/** The executable a runner uses when the agent names no `command`. */
-const RUNNER_COMMANDS: Record<AgentEntry["runner"], string | null> = {
-  claude: "claude",
-  codex: "codex",
-  gemini: "gemini",
-  command: null,
-  anthropic: null,
-  openai: null,
-};
-
 interface VersionProbe {
   ok: boolean;
   /** First non-empty output line, or the reason it failed. */
@@ -49,19 +39,20 @@ interface VersionProbe {
 }
 
 /**
- * Runs `<path> --version` with stdin closed, `env` over the inherited environment and a time
- * limit; never throws.
+ * Runs `<path> <args>` (its version probe) with stdin closed, `env` over the inherited
+ * environment and a time limit; never throws.
  */
 export async function probeVersion(
   path: string,
   timeoutMs = VERSION_TIMEOUT_MS,
   env: Record<string, string> = {},
+  args: readonly string[] = ["--version"],
 ): Promise<VersionProbe> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
     const output = await new Deno.Command(path, {
-      args: ["--version"],
+      args: [...args],
       env,
       stdin: "null",
       stdout: "piped",
@@ -199,21 +190,26 @@ async function checkAgent(
 ): Promise<AgentRow> {
   const runner = agent.runner ?? "claude";
   if (isHttpRunner(runner)) return checkHttpAgent(name, runner, agent, env, endpointTimeoutMs);
-  const command = agent.command ?? RUNNER_COMMANDS[runner] ?? "";
+  const adapter = CLI_ADAPTERS[runner];
+  const command = agent.command ?? adapter.defaultCommand;
   const base = { name, runner, model: agent.model ?? "(default)" };
   const executable = command ? findOnPath(command, env) : null;
   if (!executable) {
     const where = command.includes("/") ? command : `${command || "(no command)"} on PATH`;
     return { ...base, executable, version: "-", status: `not found: ${where}`, ok: false };
   }
-  // A `command` runner's program is the model itself; running it could start work.
-  if (runner === "command") return { ...base, executable, version: "-", status: "ok", ok: true };
+  // A CLI without a version probe (a `command` runner's program is the model itself).
+  if (!adapter.versionArgs) {
+    return { ...base, executable, version: "-", status: "ok", ok: true };
+  }
   // As a child runs: with its adapter's variables (gemini's start-up switch) and its own env.
-  const adapterEnv = ADAPTERS[runner].env?.({ isRoot: runningAsRoot() }) ?? {};
-  const probe = await probeVersion(executable, VERSION_TIMEOUT_MS, {
-    ...adapterEnv,
-    ...agent.env,
-  });
+  const adapterEnv = adapter.env?.({ isRoot: runningAsRoot() }) ?? {};
+  const probe = await probeVersion(
+    executable,
+    VERSION_TIMEOUT_MS,
+    { ...adapterEnv, ...agent.env },
+    adapter.versionArgs,
+  );
   return {
     ...base,
     executable,
@@ -294,7 +290,7 @@ export async function runDoctor(
   ]);
   if (config.defaultAgents.length === 0) {
     problems.push(
-      "no agents: configure defaultAgents or install the claude, codex or gemini CLI",
+      `no agents: configure defaultAgents or install the ${discoverableNames()} CLI`,
     );
   }
 
@@ -319,25 +315,4 @@ export async function runDoctor(
       : `doctor: ${problems.length} problem${problems.length === 1 ? "" : "s"}:\n` +
         problems.map((p) => `  - ${p}\n`).join(""));
   return { text, problems };
-}
-
-/**
- * The council's worth in the summary: one sentence per member from the ledger's last week; empty
- * without a ledger or turns in it.
- */
-export function seatsSummary(
-  config: Pick<Config, "ledger" | "defaultAgents">,
-  now: number,
-): string {
-  if (!config.ledger) return "";
-  let rows;
-  try {
-    const names = config.defaultAgents.map((a) => a.name);
-    rows = seats(readSeatRecords(config.ledger), "7d", now, names);
-  } catch {
-    return ""; // an unreadable ledger is `usage`'s to report, not a problem of the setup
-  }
-  if (rows.every((row) => row.turns === 0)) return "";
-  return `\nseats over the last 7 days (council-gateway usage --agents):\n` +
-    rows.map((row) => `  ${seatSentence(row)}\n`).join("");
 }

@@ -4,7 +4,7 @@
  * when.
  */
 import type { AgentHealthView, AgentView } from "../daemon/gateway_client.ts";
-import { timeLeft } from "./statusline.ts";
+import { timeLeft } from "./statusline/line.ts";
 
 /** `14:03:07`, the machine's local time of an ISO instant. */
 export function clockTime(iso: string): string {

@@ -3,7 +3,8 @@
  * other key is shown commented out with its default.
  */
 import { join } from "node:path";
-import { CLI_RUNNERS, ConfigSchema, DEFAULT_MODELS } from "../config/mod.ts";
+import { ConfigSchema } from "../config/mod.ts";
+import { discoverableClis } from "../agents/cli/runners.ts";
 import { findOnPath } from "../base/executables.ts";
 
 type Env = (name: string) => string | undefined;
@@ -22,21 +23,21 @@ function setting(key: string, value: unknown, note?: string): string {
   return note ? `${line.padEnd(28)} # ${note}` : line;
 }
 
-const HOST_CLIS = CLI_RUNNERS.filter((runner) => runner !== "command");
+const HOST_CLIS = discoverableClis();
 
 /** The starter file's text, for the CLIs `find` locates (their path, or null). */
 export function starterConfig(find: (command: string) => string | null, today: string): string {
   const d = ConfigSchema.parse({});
-  const found = HOST_CLIS.filter((runner) => find(runner) !== null);
-  const missing = HOST_CLIS.filter((runner) => !found.includes(runner));
-  const agents = found.flatMap((runner) => [
+  const found = HOST_CLIS.filter((cli) => find(cli.command) !== null);
+  const missing = HOST_CLIS.filter((cli) => !found.includes(cli));
+  const agents = found.flatMap(({ runner, command, model }) => [
     `  - runner: ${runner}`,
-    `    model: ${DEFAULT_MODELS[runner]}`,
-    `    # command: ${find(runner)}`,
+    `    model: ${model}`,
+    `    # command: ${find(command)}`,
   ]);
-  const absent = missing.flatMap((runner) => [
+  const absent = missing.flatMap(({ runner, model }) => [
     `#  - runner: ${runner}`.padEnd(28) + " # not found on PATH when this file was written",
-    `#    model: ${DEFAULT_MODELS[runner]}`,
+    `#    model: ${model}`,
   ]);
   return [
     `# council-gateway configuration, written by \`council-gateway init\` on ${today}.`,
@@ -63,7 +64,9 @@ export function starterConfig(find: (command: string) => string | null, today: s
     "",
     "# The council, in order: entry 0 is also the synthesizer.",
     ...(found.length ? ["defaultAgents:", ...agents, ...absent] : [
-      "# No agent CLI (claude, codex, gemini) was found on PATH: install one, then uncomment it.",
+      `# No agent CLI (${
+        HOST_CLIS.map((cli) => cli.runner).join(", ")
+      }) was found on PATH: install one, then uncomment it.`,
       "# defaultAgents:",
       ...absent,
     ]),
@@ -93,7 +96,8 @@ export function writeStarterConfig(options: InitOptions): { path: string; agents
   }
   Deno.mkdirSync(join(options.path, ".."), { recursive: true });
   Deno.writeTextFileSync(options.path, text);
-  return { path: options.path, agents: HOST_CLIS.filter((runner) => find(runner) !== null) };
+  const agents = HOST_CLIS.filter((cli) => find(cli.command) !== null).map((cli) => cli.runner);
+  return { path: options.path, agents };
 }
 
 /** `init` cannot write where it was asked to. */

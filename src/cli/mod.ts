@@ -4,6 +4,7 @@
  */
 // Exit codes: 0 ok, 1 runtime failure, 2 usage or config error (one line on stderr); `status`
 // exits 3 when no gateway runs.
+import { discoverAgents } from "../agents/cli/runners.ts";
 import { type Config, ConfigError, loadConfig } from "../config/mod.ts";
 import { VERSION } from "../base/version.ts";
 import { COMMANDS, parseCommandLine, type Parsed, UsageError } from "./args.ts";
@@ -26,6 +27,7 @@ function loader(args: Parsed, io: CliIo): Load {
       overrides: { host: args.host, port: args.port },
       env: io.env,
       cwd: io.cwd,
+      discover: discoverAgents,
     });
     debugErrors = config.logLevel === "debug";
     return config;
@@ -50,13 +52,13 @@ async function run(args: Parsed, io: CliIo): Promise<number> {
       return (await import("./serve_command.ts")).serveCommand(load, io.env);
     case "statusline":
       expectNoPositionals(args);
-      return (await import("./statusline_command.ts")).statusline(io, load);
+      return (await import("./statusline/command.ts")).statusline(io, load);
     case "version":
       expectNoPositionals(args);
       io.stdout(`${PROGRAM} ${VERSION}\n`);
       return 0;
     case "keys":
-      return (await import("./keys_command.ts")).keysCommand(args, io, load);
+      return (await import("./keys/mod.ts")).keysCommand(args, io, load);
   }
   const commands = await import("./commands.ts");
   switch (args.command) {

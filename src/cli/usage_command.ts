@@ -114,6 +114,13 @@ class UsageTally {
   }
 }
 
+/** A summary of turn entries read elsewhere (the shared database), `source` naming where. */
+export function summarizeEntries(source: string, entries: Iterable<LedgerEntry>): UsageSummary {
+  const tally = new UsageTally();
+  for (const entry of entries) tally.add(entry);
+  return tally.summary(source, { skipped: 0 });
+}
+
 /** Reads the ledger at `path` (which must exist) into a summary. */
 export function summarizeLedger(path: string): UsageSummary {
   Deno.statSync(path);

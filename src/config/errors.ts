@@ -120,7 +120,7 @@ function describeSize(
 
 /**
  * Turns a zod issue into one line naming the key path, the bad value and what is allowed,
- * e.g. `defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, command, …`.
+ * e.g. `defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, opencode, …`.
  */
 export function describeIssue(
   issue: z.core.$ZodIssue,

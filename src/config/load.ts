@@ -20,7 +20,6 @@ import {
   ConfigSchema,
 } from "./schema.ts";
 import { ConfigError, describeIssue, type EnvSources, valueAt } from "./errors.ts";
-import { discoverAgents } from "./discover.ts";
 import type { z } from "zod";
 
 type Env = (name: string) => string | undefined;
@@ -251,6 +250,11 @@ interface LoadOptions {
   env?: Env;
   /** Directory `./council.yaml` and relative paths are resolved against (default: cwd). */
   cwd?: string;
+  /**
+   * The agents to use when none are configured (the agent CLIs found on PATH: the runner table's
+   * `discoverAgents`, which this layer cannot import); absent: none.
+   */
+  discover?: (env: Env) => AgentEntry[];
 }
 
 /**
@@ -272,7 +276,7 @@ export function loadConfig(options: LoadOptions = {}): Readonly<Config> {
   const parsed = parseConfigObject(merged, sources);
   checkJudge(merged, parsed.defaultAgents ?? []);
   checkNotSelf(parsed.defaultAgents ?? [], parsed.judge, parsed.host, parsed.port);
-  const agents = nameAgents(parsed.defaultAgents ?? discoverAgents(env));
+  const agents = nameAgents(parsed.defaultAgents ?? options.discover?.(env) ?? []);
   const config: Config = {
     ...parsed,
     configPath: file.path,

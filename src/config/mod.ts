@@ -1,8 +1,7 @@
 /**
- * The configuration and its public names: the schema and its types, loading, agent discovery
- * on PATH and error wording (reload, differences and the bind policy are imported directly).
+ * The configuration and its public names: the schema and its types, loading and error wording
+ * (reload, differences and the bind policy are imported directly).
  */
 export * from "./schema.ts";
 export * from "./errors.ts";
 export * from "./load.ts";
-export * from "./discover.ts";

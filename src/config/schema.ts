@@ -4,8 +4,13 @@
  */
 import { z } from "zod";
 
-/** Runners that spawn an agent CLI. */
-export const CLI_RUNNERS = ["claude", "codex", "gemini", "command"] as const;
+/**
+ * Runners that spawn a CLI: the agent CLIs, then any `command`. Only their names live here (the
+ * configuration sits beneath the agents layer): each has its entry in the runner table,
+ * agents/cli/runners.ts, which holds all else the gateway knows of it.
+ */
+const AGENT_CLIS = ["claude", "codex", "gemini", "opencode"] as const;
+export const CLI_RUNNERS = [...AGENT_CLIS, "command"] as const;
 /** Runners that call a model's HTTP API (a stateless completion, no CLI). */
 export const HTTP_RUNNERS = ["anthropic", "openai"] as const;
 export const RUNNERS = [...CLI_RUNNERS, ...HTTP_RUNNERS] as const;
@@ -15,6 +20,10 @@ export type HttpRunner = (typeof HTTP_RUNNERS)[number];
 
 export function isHttpRunner(runner: Runner): runner is HttpRunner {
   return (HTTP_RUNNERS as readonly string[]).includes(runner);
+}
+
+export function isCliRunner(runner: Runner): runner is CliRunner {
+  return (CLI_RUNNERS as readonly string[]).includes(runner);
 }
 const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 const FAN_OUT_POLICIES = ["always", "auto", "necessary", "never"] as const;
@@ -29,14 +38,6 @@ const ISOLATION_MODES = ["worktree", "shared"] as const;
 const SYNTHESIS_MODES = ["pick-or-write", "write"] as const;
 
 export const DEFAULT_TIMEOUT_MS = 600_000;
-
-/** Default model per runner when `defaultAgents` is not configured. */
-export const DEFAULT_MODELS: Record<CliRunner, string> = {
-  claude: "opus",
-  codex: "gpt-5.5",
-  gemini: "gemini-2.5-pro",
-  command: "default",
-};
 
 /**
  * Why a value was refused where zod has no issue code of its own; errors.ts words each reason.
@@ -137,7 +138,7 @@ function httpEntry<const R extends readonly [HttpRunner, ...HttpRunner[]]>(runne
 
 /** One `defaultAgents` entry: what a runner does not use is refused, what it needs required. */
 export const AgentSchema = z.discriminatedUnion("runner", [
-  cliEntry(["claude", "codex", "gemini"]),
+  cliEntry(AGENT_CLIS),
   requiring(cliEntry(["command"]), "command"),
   httpEntry(["anthropic"]),
   requiring(httpEntry(["openai"]), "baseUrl"),

@@ -4,16 +4,6 @@
 import type { AgentRole, AgentUsage } from "../agents/types.ts";
 import type { Outcome, TurnUsage } from "./types.ts";
 
-/** How an answer turn's answer came to be: a candidate picked verbatim, or written. */
-export interface SynthesisRecord {
-  kind: "picked" | "written" | "selected" | "unanimous" | "single";
-  /** The synthesizer's agent. */
-  agent?: string;
-  /** The agent whose candidate (or proposal) was chosen. */
-  picked?: string;
-  candidates?: number;
-}
-
 /** The call a council's action turn chose, and how many children proposed what. */
 export interface ChosenCallRecord {
   agent: string;
@@ -39,7 +29,6 @@ export interface CallSignal {
 /** What a turn leaves for its outcome signals (set by the step that decided it). */
 export interface TurnSignals {
   chosen?: ChosenCallRecord;
-  synthesis?: SynthesisRecord;
   workspace?: WorkspaceRecord;
   /** Each child's part, by label. */
   calls?: ReadonlyMap<string, CallSignal>;
@@ -114,7 +103,6 @@ export interface TurnRecord {
   failed: boolean;
   /** The turn was cancelled (client gone or shutdown); the spend of the calls made still counts. */
   cancelled: boolean;
-  synthesis?: SynthesisRecord;
   chosen?: ChosenCallRecord;
   workspace?: WorkspaceRecord;
 }

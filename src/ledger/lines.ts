@@ -41,17 +41,6 @@ const LedgerCallSchema = z.object({
 });
 export type LedgerCall = z.infer<typeof LedgerCallSchema>;
 
-/** How an answer turn's answer came to be (set by its synthesis step). */
-export const SynthesisSchema = z.object({
-  kind: z.enum(["picked", "written", "selected", "unanimous", "single"]),
-  /** The synthesizer's agent. */
-  agent: z.string().optional(),
-  /** The agent whose candidate (or proposal) was chosen. */
-  picked: z.string().optional(),
-  candidates: count.optional(),
-});
-export type Synthesis = z.infer<typeof SynthesisSchema>;
-
 /** The call an action turn of a council chose, and how many children proposed what. */
 export const ChosenCallSchema = z.object({
   agent: z.string(),
@@ -92,6 +81,15 @@ const LedgerEntrySchema = z.object({
   reason: z.string(),
   /** Children consulted. */
   agents: z.array(z.string()),
+  /** How a fanned-out turn's answer came to be (picked: one candidate sent as written). */
+  synthesis: z.object({
+    kind: z.enum(["picked", "written", "selected", "unanimous", "single"]),
+    /** The synthesizer's agent. */
+    agent: z.string().optional(),
+    /** The agent whose candidate or proposal was chosen. */
+    picked: z.string().optional(),
+    candidates: count.optional(),
+  }).optional(),
   calls: z.array(LedgerCallSchema),
   outcome: z.enum(["answer", "tool"]),
   failed: z.boolean(),
@@ -102,7 +100,6 @@ const LedgerEntrySchema = z.object({
   cacheReadTokens: count.optional(),
   cacheWriteTokens: count.optional(),
   costUsd: usd,
-  synthesis: SynthesisSchema.optional(),
   chosen: ChosenCallSchema.optional(),
   workspace: WorkspaceOutcomeSchema.optional(),
 });
@@ -223,6 +220,7 @@ export function ledgerEntry(record: TurnRecord): LedgerEntry {
     decision: record.decision.kind,
     reason: record.decision.reason,
     agents: record.decision.agents,
+    ...(record.decision.synthesis ? { synthesis: record.decision.synthesis } : {}),
     calls: record.calls.map(ledgerCall),
     outcome: record.outcomeKind,
     failed: record.failed,
@@ -233,7 +231,6 @@ export function ledgerEntry(record: TurnRecord): LedgerEntry {
     ...(record.usage.cacheReadTokens ? { cacheReadTokens: record.usage.cacheReadTokens } : {}),
     ...(record.usage.cacheWriteTokens ? { cacheWriteTokens: record.usage.cacheWriteTokens } : {}),
     costUsd: record.usage.usd,
-    ...(record.synthesis ? { synthesis: record.synthesis } : {}),
     ...(record.chosen ? { chosen: record.chosen } : {}),
     ...(record.workspace ? { workspace: record.workspace } : {}),
   };

@@ -24,6 +24,12 @@ function bearerOf(authorization: string | null): string | undefined {
 }
 
 /**
+ * How a team's per-person keys start (the store's KEY_PREFIX): they are the gateway's own inbound
+ * credentials, like its token, and never reach a child.
+ */
+export const PERSON_KEY_PREFIX = "cgk_";
+
+/**
  * Credentials to forward, or undefined when forwarding is off or nothing usable was presented.
  */
 export function hostCredentials(
@@ -33,7 +39,7 @@ export function hostCredentials(
 ): Record<string, string> | undefined {
   if (!options.passApiKeys) return undefined;
   const usable = (value: string | null | undefined): value is string =>
-    !!value && value !== options.gatewayToken;
+    !!value && value !== options.gatewayToken && !value.startsWith(PERSON_KEY_PREFIX);
   const found: Record<string, string> = {};
   const apiKey = headers.get("x-api-key")?.trim();
   if (names.apiKey && usable(apiKey)) found[names.apiKey] = apiKey;

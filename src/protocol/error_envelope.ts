@@ -18,8 +18,6 @@ export interface ErrorOptions {
   code?: string | null;
   /** OpenAI's `param`: the field at fault. */
   param?: string | null;
-  /** Anthropic's error type, instead of the status's (a refusal that names its own). */
-  type?: string;
 }
 
 /** Anthropic's error type for each status it names (docs: "Errors"); others by class. */
@@ -73,14 +71,15 @@ export function errorBody(
   options: ErrorOptions = {},
 ) {
   const safe = redact(message);
-  const type = options.type ?? messagesType(status);
-  if (protocol === "messages") return { type: "error" as const, error: { type, message: safe } };
+  if (protocol === "messages") {
+    return { type: "error" as const, error: { type: messagesType(status), message: safe } };
+  }
   const param = options.param ?? null;
   if (protocol === "unknown") {
     const code = options.code ?? null;
     return {
       type: "error" as const,
-      error: { type, message: safe, param, code },
+      error: { type: messagesType(status), message: safe, param, code },
     };
   }
   const fixed = responsesTypeAndCode(status);

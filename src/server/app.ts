@@ -248,9 +248,8 @@ function gateTurn(team: TeamGate | undefined): MiddlewareHandler<AppEnv> {
     const refusal = await team.gate(presentedTokens(c.req.raw.headers), next);
     if (!refusal) return;
     return refuse(c, refusal.status, refusal.message, {
-      type: refusal.type,
-      code: refusal.code,
       retryAfterSec: refusal.retryAfterS,
+      code: refusal.code,
     });
   };
 }

@@ -13,8 +13,8 @@ import { DASHBOARD_CSP, dashboardPage } from "./dashboard/page.ts";
 import { sessionKeysFor } from "./session_lookup.ts";
 import type { GatewayInfo, StatusStore } from "./store.ts";
 import type { StatusDocument } from "./types.ts";
-import { SEAT_WINDOWS, type SeatWindow } from "../ledger/seats.ts";
 import type { TeamStatus } from "../store/team.ts";
+import { SEAT_WINDOWS, type SeatWindow } from "../ledger/seats.ts";
 
 const STATUS_PATHS = {
   health: "/health",
@@ -108,8 +108,13 @@ function windowOf(c: Context): SeatWindow | undefined {
 }
 
 function badWindow(c: Context): Response {
-  const message = `window: ${JSON.stringify(c.req.query("window"))} is not today, 7d or all`;
-  return errorReply("messages", 400, message);
+  return c.json({
+    type: "error",
+    error: {
+      type: "invalid_request_error",
+      message: `window: ${JSON.stringify(c.req.query("window"))} is not today, 7d or all`,
+    },
+  }, 400);
 }
 
 /** Routes behind the gateway's auth. */
@@ -132,7 +137,7 @@ export function mountStatusRoutes(app: Hono, deps: StatusRoutesDeps): void {
         return c.json(await deps.team(), 200, { "cache-control": "no-store" });
       } catch (err) {
         const message = `the database is unreachable: ${(err as Error).message}`;
-        return c.json({ type: "error", error: { type: "api_error", message } }, 503);
+        return errorReply("messages", 503, message);
       }
     }),
   );

@@ -3,6 +3,7 @@
  * on and the whole record as jsonb (unknown and future keys kept as they are).
  */
 import type postgres from "postgres";
+import { type LedgerLine, parseLine } from "../ledger/lines.ts";
 
 /** What every ledger record has (start, call, turn entry, outcome, …). */
 export interface LedgerRecordLike {
@@ -43,6 +44,18 @@ export class LedgerRows {
       ? await this.#sql`SELECT record FROM ledger_records ORDER BY id`
       : await this.#sql`SELECT record FROM ledger_records WHERE time >= ${since} ORDER BY id`;
     return rows.map((row) => row.record as LedgerRecordLike);
+  }
+
+  /**
+   * The turn entries (ended at or after `since`, ISO time) and every outcome record, parsed as
+   * the JSONL ledger's lines are: the input of the folds over records (usage, seats).
+   */
+  async turnsAndOutcomes(since = "1970-01-01T00:00:00Z"): Promise<LedgerLine[]> {
+    const rows = await this.#sql`
+      SELECT record FROM ledger_records
+      WHERE (kind = 'turn' AND time >= ${since}) OR kind = 'outcome' ORDER BY id`;
+    return rows.map((row) => parseLine(JSON.stringify(row.record)))
+      .filter((line) => line.kind === "turn" || line.kind === "outcome");
   }
 
   /** A session's records in the order written. */

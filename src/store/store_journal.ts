@@ -2,10 +2,10 @@
  * The council's journal written to the shared store's ledger rows: the same records the JSONL
  * ledger writes, queued in order and retried until the database takes them.
  */
+import type { ResolvedCall } from "../council/action/outcome_signals.ts";
 import type { TurnJournal, TurnStart } from "../council/journal.ts";
 import type { CallRecord, TurnRecord } from "../council/records.ts";
 import { ledgerCallLine, ledgerEntry, ledgerOutcome, ledgerStart } from "../ledger/lines.ts";
-import type { ResolvedCall } from "../council/action/outcome_signals.ts";
 import type { Availability, RetryQueue } from "./availability.ts";
 import type { LedgerRecordLike, LedgerRows } from "./ledger_rows.ts";
 
@@ -32,6 +32,7 @@ export class StoreJournal implements TurnJournal {
     this.#append(ledgerEntry(record));
   }
 
+  /** An outcome signal: what became of a turn's chosen call (its own record, kind `outcome`). */
   resolved(session: string, call: ResolvedCall, at: number): void {
     this.#append(ledgerOutcome(call, session, at));
   }

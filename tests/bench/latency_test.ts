@@ -18,9 +18,12 @@ function call(prompt: string, times: Partial<RecordedRequest> = {}): RecordedReq
   } as RecordedRequest;
 }
 
-Deno.test("latency bench: drafts and written answers are filler, proposals and picks scripted", () => {
+Deno.test("latency bench: drafts and written answers are filler; proposals and picks are scripted", () => {
   assert.equal(latencyAnswer(call("=== Your task ===")), undefined);
-  assert.equal(latencyAnswer(call("=== Candidate replies ===")), undefined);
+  assert.equal(latencyAnswer(call("=== Candidate replies ===")), undefined, "writes");
+  assert.deepEqual(latencyAnswer(call("=== Candidate replies ==="), true), {
+    json: { choose: "A" },
+  });
   assert.deepEqual(latencyAnswer(call("=== Proposed next steps ===")), { json: { choose: 1 } });
   assert.deepEqual(latencyAnswer(call("=== Tools the assistant may call ===")), {
     json: { kind: "tool", name: "Read", input: { file_path: "/tmp/notes-sonnet.txt" } },

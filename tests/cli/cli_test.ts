@@ -92,7 +92,7 @@ Deno.test("cli: a config error exits 2 with the precise message and no stack", a
       code: 2,
       stdout: "",
       stderr: 'config: defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, ' +
-        "command, anthropic, openai\n",
+        "opencode, command, anthropic, openai\n",
     }, command);
   }
 });
@@ -251,6 +251,19 @@ Deno.test("cli: doctor prints a table and exits 0 when everything is right", asy
   assert.match(run.stdout, /doctor: all checks passed\n$/);
 });
 
+Deno.test("cli: doctor probes an opencode agent's version like the other CLIs'", async () => {
+  await using dir = await tempDir();
+  await writeScript(dir.path, "opencode", 'echo "1.18.33"');
+  const config = await writeFile(
+    dir.path,
+    "c.yaml",
+    "port: 0\ndefaultAgents:\n  - { runner: opencode, model: stub/m1 }\n",
+  );
+  const run = await cli(["doctor", "--config", config], { PATH: `${dir.path}:/bin:/usr/bin` });
+  assert.equal(run.code, 0, run.stdout);
+  assert.match(run.stdout, /^opencode\s+opencode\s+stub\/m1\s+\S+\/opencode\s+1\.18\.33\s+ok$/m);
+});
+
 Deno.test("cli: doctor exits 1 for a missing CLI, a failing --version and a busy port", async () => {
   await using dir = await tempDir();
   await doctorFixture(dir.path);
@@ -298,7 +311,7 @@ Deno.test("cli: doctor with no agents at all says so and exits 1", async () => {
   assert.equal(run.code, 1);
   assert.match(
     run.stdout,
-    /no agents: configure defaultAgents or install the claude, codex or gemini CLI/,
+    /no agents: configure defaultAgents or install the claude, codex, gemini or opencode CLI/,
   );
   assert.match(
     run.stdout,

@@ -52,12 +52,29 @@ Deno.test("init: the CLIs found on PATH become the council; the file loads as wr
   assert.equal((await cli(["init", "--config", target, "--force"], env, dir.path)).code, 0);
 });
 
+Deno.test("init: an opencode on PATH joins the council with OpenCode's own model", () => {
+  const text = starterConfig(
+    (command) => command === "opencode" ? "/opt/bin/opencode" : null,
+    "today",
+  );
+  assert.match(
+    text,
+    /^ {2}- runner: opencode\n {4}model: default\n {4}# command: \/opt\/bin\/opencode$/m,
+  );
+  assert.match(text, /^# {2}- runner: claude +# not found on PATH/m);
+  const entries = YAML.parse(text).defaultAgents;
+  assert.deepEqual(entries, [{ runner: "opencode", model: "default" }]);
+});
+
 Deno.test("init: without --config it writes the user-wide file serve looks up; --stdout only prints", async () => {
   await using dir = await tempDir();
   const env = { PATH: "", HOME: dir.path, XDG_CONFIG_HOME: join(dir.path, "xdg") };
   const printed = await cli(["init", "--stdout"], env, dir.path);
   assert.equal(printed.code, 0);
-  assert.match(printed.stdout, /No agent CLI \(claude, codex, gemini\) was found on PATH/);
+  assert.match(
+    printed.stdout,
+    /No agent CLI \(claude, codex, gemini, opencode\) was found on PATH/,
+  );
   const written = await cli(["init"], env, dir.path);
   assert.equal(written.code, 0);
   const path = join(dir.path, "xdg", "council-gateway", "config.yaml");

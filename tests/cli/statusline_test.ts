@@ -12,7 +12,7 @@ import {
   sessionIdOf,
   shortDuration,
   shortUsd,
-} from "../../src/cli/statusline.ts";
+} from "../../src/cli/statusline/line.ts";
 import { clockTime, healthLines } from "../../src/cli/health_text.ts";
 import type { StatusView } from "../../src/daemon/gateway_client.ts";
 import { startServer } from "../../src/server/wiring.ts";

@@ -5,11 +5,11 @@ import {
   configCandidates,
   ConfigError,
   ConfigSchema,
-  DEFAULT_MODELS,
   loadConfig,
   parseConfigObject,
 } from "../../src/config/mod.ts";
 import { findOnPath } from "../../src/base/executables.ts";
+import { discoverAgents } from "../../src/agents/cli/runners.ts";
 import { envOf, tempDir, writeFile, writeScript } from "../support/temp_scripts.ts";
 
 /** Loads from a YAML text in a fresh dir with only the given env. */
@@ -83,7 +83,7 @@ Deno.test("config: the issue's example message for a misspelled runner", async (
   );
   assert.equal(
     message,
-    'config: defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, command, ' +
+    'config: defaultAgents[1].runner: "cladue" is not one of claude, codex, gemini, opencode, command, ' +
       "anthropic, openai",
   );
 });
@@ -286,15 +286,20 @@ Deno.test("config: without defaultAgents, the claude/codex/gemini CLIs on PATH a
   await writeScript(dir.path, "gemini", "exit 0");
   // Not executable: ignored.
   await writeFile(dir.path, "codex", "#!/bin/sh\n");
-  const config = loadConfig({ env: envOf({ PATH: `/nonexistent:${dir.path}` }), cwd: dir.path });
+  const env = envOf({ PATH: `/nonexistent:${dir.path}` });
+  const config = loadConfig({ env, cwd: dir.path, discover: discoverAgents });
   assert.deepEqual(
     config.defaultAgents.map((a) => [a.name, a.runner, a.model]),
-    [["claude", "claude", DEFAULT_MODELS.claude], ["gemini", "gemini", DEFAULT_MODELS.gemini]],
+    [["claude", "claude", "opus"], ["gemini", "gemini", "gemini-2.5-pro"]],
   );
   assert.equal(config.agentsSource, "path");
   assert.equal(config.councilSize, 2);
   // None found: still a valid config, with no agents.
-  const none = loadConfig({ env: envOf({ PATH: "/nonexistent" }), cwd: dir.path });
+  const none = loadConfig({
+    env: envOf({ PATH: "/nonexistent" }),
+    cwd: dir.path,
+    discover: discoverAgents,
+  });
   assert.deepEqual(none.defaultAgents, []);
   assert.equal(none.councilSize, 1);
 });

@@ -356,7 +356,7 @@ Deno.test("e2e serve: start-up refusals exit 2 (remote bind without token, bad c
       code: 2,
       stdout: "",
       stderr:
-        'config: defaultAgents[0].runner: "cladue" is not one of claude, codex, gemini, command, ' +
+        'config: defaultAgents[0].runner: "cladue" is not one of claude, codex, gemini, opencode, command, ' +
         "anthropic, openai\n",
     });
 

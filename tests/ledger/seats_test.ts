@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { LedgerCall, LedgerEntry, LedgerLine } from "../../src/ledger/lines.ts";
 import { seats, seatSentence, windowStart } from "../../src/ledger/seats.ts";
 import { runCli } from "../../src/cli/mod.ts";
-import { seatsSummary } from "../../src/cli/doctor.ts";
+import { seatsSummary } from "../../src/cli/doctor_seats.ts";
 import type { Config } from "../../src/config/mod.ts";
 
 const NOW = Date.parse("2026-11-28T12:00:00Z");

@@ -43,9 +43,12 @@ Deno.test({
     const box = await FaultBox.create(dir);
     // Each step injects a fault into the same agents: no cool-down may skip them, and a hang
     // must run to its time-out rather than be cut off by the quorum (both: council tests).
+    // Each step's fault must reach children as they start, and no process may be left between
+    // turns: no warm pool (its children wait between turns by design; warm_pool_test.ts).
     const gateway = await spawnGateway(dir, {
       fanOutPolicy: "always",
       councilSize: 3,
+      warmPool: "off",
       quorum: { minAnswers: 0 },
       health: { failures: 0 },
       defaultAgents: [

@@ -15,7 +15,12 @@ import { FakeClock } from "../support/fake_clock.ts";
 import { createCouncil } from "../../src/council/turn/turn.ts";
 import { maskSecret, setupLogging } from "../../src/base/log.ts";
 import { SecretRegistry } from "../../src/base/redact.ts";
-import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../../src/protocol/credentials.ts";
+import {
+  ANTHROPIC_CREDENTIALS,
+  hostCredentials,
+  PERSON_KEY_PREFIX,
+} from "../../src/protocol/credentials.ts";
+import { KEY_PREFIX } from "../../src/store/key_rows.ts";
 import { spawnGateway } from "../support/gateway_process.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { collect, fakeAgents, gate, testConfig, testRequest } from "../support/scripted_agents.ts";
@@ -399,4 +404,17 @@ Deno.test("secrets: a streamed answer is masked however the secret is split acro
     ),
     { numRuns: 500 },
   );
+});
+
+Deno.test("secrets: a team's person key is never forwarded to children as a provider key", () => {
+  const person = `${PERSON_KEY_PREFIX}alice-key-0123456789`;
+  const options = { passApiKeys: true, gatewayToken: TOKEN };
+  const presented: Record<string, string>[] = [
+    { "x-api-key": person },
+    { authorization: `Bearer ${person}` },
+  ];
+  for (const headers of presented) {
+    assert.equal(hostCredentials(new Headers(headers), ANTHROPIC_CREDENTIALS, options), undefined);
+  }
+  assert.equal(PERSON_KEY_PREFIX, KEY_PREFIX, "the prefix the store gives its keys");
 });

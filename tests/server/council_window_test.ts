@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { CHARS_PER_BUDGET_TOKEN, contextTokensOf } from "../../src/agents/context_budget.ts";
 import { claudeEnvironment, claudeExports } from "../../src/cli/connect.ts";
 import { claudeLaunch } from "../../src/cli/launch.ts";
-import { contextPart, hostContextOf } from "../../src/cli/statusline_context.ts";
+import { contextPart, hostContextOf } from "../../src/cli/statusline/context_window.ts";
 import type { AgentConfig } from "../../src/config/mod.ts";
 import { councilContextTokens } from "../../src/server/council_window.ts";
 import { countTokens } from "../../src/protocol/count_tokens.ts";

@@ -78,7 +78,11 @@ Deno.test({
       assert.ok(Number(messages.headers.get("retry-after")) > 0);
       const body = await messages.json();
       assert.equal(body.type, "error");
-      assert.equal(body.error.type, "api_error");
+      assert.equal(
+        body.error.type,
+        "overloaded_error",
+        "503: retry later, as every 503 of the gateway",
+      );
       assert.match(body.error.message, /database/);
       const responses = await responsesRequest(origin, "outage-session", "down?");
       assert.equal(responses.status, 503);

@@ -2,6 +2,9 @@
 import assert from "node:assert/strict";
 import { connectStore, type Store, StoreError } from "../../src/store/mod.ts";
 import { SCHEMA_VERSION } from "../../src/store/migrations.ts";
+import { Availability, RetryQueue } from "../../src/store/availability.ts";
+import { StoreJournal } from "../../src/store/store_journal.ts";
+import { systemClock } from "../../src/base/clock.ts";
 import { freshDatabase, ignoreWithoutPostgres } from "../support/postgres.ts";
 
 const ignore = ignoreWithoutPostgres();
@@ -143,6 +146,33 @@ Deno.test({
       await dead.sessions.settle(held.reservation, 0.2);
       assert.deepEqual(await alive.sessions.get("s"), { key: "s", turns: 1, usd: 0.2 });
       assert.equal(await alive.sessions.running("s"), 1, "the live replica's turn still holds");
+    });
+  },
+});
+
+Deno.test({
+  name: "store: the journal keeps an outcome signal as its own ledger row, kind outcome",
+  ignore,
+  async fn() {
+    await withStores(1, async ([store]) => {
+      const availability = new Availability(systemClock);
+      const writes = new RetryQueue(systemClock, 50, () => {});
+      const journal = new StoreJournal(store.ledger, writes, availability);
+      journal.resolved(
+        "s1",
+        { turn: "t1", toolUseId: "toolu_1", result: "ok" },
+        Date.UTC(2026, 0, 2),
+      );
+      await writes.drain();
+      const rows = await store.sql`SELECT kind, turn, session, time, record FROM ledger_records`;
+      assert.equal(rows.length, 1);
+      assert.deepEqual(
+        { kind: rows[0].kind, turn: rows[0].turn, session: rows[0].session },
+        { kind: "outcome", turn: "t1", session: "s1" },
+      );
+      assert.equal(new Date(rows[0].time).toISOString(), "2026-01-02T00:00:00.000Z");
+      assert.equal(rows[0].record.result, "ok");
+      assert.equal(rows[0].record.toolUseId, "toolu_1");
     });
   },
 });

@@ -145,6 +145,12 @@ Deno.test("fake vendor: Gemini generateContent, streamGenerateContent?alt=sse, c
   const text = chunks.map((r) => r.data.candidates[0].content.parts[0].text).join("");
   assert.equal(text, "Gemini answer.");
   assert.equal(chunks.at(-1)!.data.usageMetadata.cachedContentTokenCount, 0);
+  const array = await (await post(`${base}:streamGenerateContent`, body)).json();
+  assert.equal(
+    array.map((c: typeof json) => c.candidates[0].content.parts[0].text).join(""),
+    "Gemini answer.",
+    "without alt=sse, one JSON array of the chunks",
+  );
   const count = await (await post(`${base}:countTokens`, body)).json();
   assert.ok(count.totalTokens > 0);
   assert.equal(vendor.requests[1].stream, true);

@@ -15,6 +15,7 @@ const FEATURES = [
   "agents",
   "workspace",
   "ledger",
+  "store",
   "status",
   "daemon",
   "cli",
@@ -37,6 +38,8 @@ export const FORBIDDEN: Record<string, readonly string[]> = {
   agents: featuresBut("agents"),
   council: featuresBut("council", "agents", "workspace"),
   protocol: featuresBut("protocol", "council", "workspace"),
+  // The shared database implements the council's and the ledger's interfaces, nothing above.
+  store: featuresBut("store", "council", "ledger"),
 };
 
 export const MAX_FILE_LINES = 400;

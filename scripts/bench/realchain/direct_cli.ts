@@ -5,7 +5,7 @@
  * memory and CPU (its whole process group, from /proc).
  */
 import { join } from "node:path";
-import { ADAPTERS } from "../../../src/agents/adapters.ts";
+import { CLI_ADAPTERS } from "../../../src/agents/cli/runners.ts";
 import { MODELS, pointingArgs, pointingEnv } from "./clis.ts";
 import { type ChainStub, epochNow, type Vendor } from "./upstream.ts";
 
@@ -29,7 +29,7 @@ export function adapterInvocation(
   home: string,
   extraArgs: readonly string[] = [],
 ): { args: string[]; env: Record<string, string> } {
-  const adapter = ADAPTERS[vendor];
+  const adapter = CLI_ADAPTERS[vendor];
   const agent = {
     name: vendor,
     runner: vendor,

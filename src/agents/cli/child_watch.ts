@@ -2,9 +2,9 @@
  * Watches a CLI child through its run: its output into the run's recorder, and its process group
  * ended on the time-out, on an abort, or once its answer is in.
  */
-import type { AgentConfig, CliRunner } from "../../config/mod.ts";
+import type { AgentConfig } from "../../config/mod.ts";
 import type { ParsedLine, PreparedRunOptions } from "../types.ts";
-import { ADAPTERS } from "../adapters.ts";
+import { cliAdapter } from "./runners.ts";
 import type { RunningChild } from "../process/child_process.ts";
 import type { RecorderSettings, RunIdentity, RunRecorder } from "../run_output.ts";
 
@@ -39,7 +39,7 @@ export function watchChild(
   recorder: RunRecorder,
   options: PreparedRunOptions,
 ): { over: Promise<RunOver> } {
-  const adapter = ADAPTERS[agent.runner as CliRunner];
+  const adapter = cliAdapter(agent);
   const log = settings.logFor(options.turnId);
   const parse = adapter.createParser({ cwd });
   const state: RunOver = { timedOut: false, aborted: false, finalSeen: false, early: false };

@@ -214,6 +214,16 @@ function apiRetry(line: Record<string, unknown>): ParsedLine {
 
 export const claudeAdapter: Adapter = {
   defaultCommand: "claude",
+  defaultModel: "opus",
+  versionArgs: ["--version"],
+  overheadTokens: 30_000,
+  family: {
+    models: /claude|anthropic|haiku|sonnet|opus/i,
+    cheapModel: "haiku",
+    api: "anthropic",
+  },
+  waitsForPrompt: true,
+  usesTools: true,
   stdout: "jsonl",
   argv(agent, { role, model, access }) {
     const args = [

@@ -15,9 +15,7 @@ import {
 import { oneLine } from "../../base/text.ts";
 import { codexProviderIsGateway } from "./codex_config.ts";
 import { type FlagSpec, hasFlag, withoutFlags } from "./flags.ts";
-import { basename } from "node:path";
-import { describeAttachment } from "../../base/attachment.ts";
-import { inFiles, notInFiles, unseenNote, withNotes } from "../attachment_notes.ts";
+import { inFiles, withFileNotes } from "../attachment_notes.ts";
 
 /** Flags that already choose a sandbox; then ours is not added (clap rejects duplicates). */
 const SANDBOX_FLAGS = [
@@ -162,6 +160,12 @@ function reconnecting(message: string): ParsedLine[] {
 
 export const codexAdapter: Adapter = {
   defaultCommand: "codex",
+  defaultModel: "gpt-5.5",
+  versionArgs: ["--version"],
+  overheadTokens: 20_000,
+  family: { models: /^(?:gpt|o\d|codex)|codex/i, cheapModel: "gpt-5.1-codex-mini" },
+  waitsForPrompt: true,
+  usesTools: true,
   stdout: "jsonl",
   argv(agent, { model, delivery, providerIsGateway, access }) {
     const args = ["exec", "--json", "--skip-git-repo-check", "--model", model];
@@ -194,21 +198,7 @@ export const codexAdapter: Adapter = {
   },
   // Images go with --image; a PDF is a file it can read with its own tools.
   takesFile: () => true,
-  stdin: (prompt, delivery) => {
-    const files = inFiles(delivery);
-    const images = files.filter((f) => f.attachment.kind === "image").map((f) =>
-      `${basename(f.path)} is ${f.attachment.label}`
-    );
-    const documents = files.filter((f) => f.attachment.kind === "document").map((f) =>
-      `${f.attachment.label} (${describeAttachment(f.attachment)}) is saved at ${f.path}`
-    );
-    return withNotes(
-      prompt,
-      images.length ? `The images attached to this message: ${images.join(", ")}.` : "",
-      documents.length ? `${documents.join("; ")}: read it there if you need it.` : "",
-      unseenNote(notInFiles(delivery)),
-    );
-  },
+  stdin: withFileNotes,
   createParser: createCodexParser,
   userProvider: codexProviderIsGateway,
 };

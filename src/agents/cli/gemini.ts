@@ -113,6 +113,12 @@ export function parseGeminiStderr(line: string): ParsedLine[] {
 
 export const geminiAdapter: Adapter = {
   defaultCommand: "gemini",
+  defaultModel: "gemini-2.5-pro",
+  versionArgs: ["--version"],
+  overheadTokens: 20_000,
+  family: { models: /gemini/i, cheapModel: "gemini-2.5-flash-lite" },
+  waitsForPrompt: true,
+  usesTools: true,
   stdout: "jsonl",
   argv(agent, { model, delivery, access }) {
     const args = ["--output-format", "stream-json", "--model", model];

@@ -2,7 +2,7 @@
  * One CLI agent's child: spawned from the adapter's argv and a scrubbed environment before its
  * prompt is known, then given the prompt on stdin and read until it ends (or discarded unused).
  */
-import type { AgentConfig, CliRunner } from "../../config/mod.ts";
+import type { AgentConfig } from "../../config/mod.ts";
 import type {
   AgentPrompt,
   AgentResult,
@@ -11,7 +11,7 @@ import type {
   PreparedRunOptions,
   PrepareOptions,
 } from "../types.ts";
-import { ADAPTERS } from "../adapters.ts";
+import { cliAdapter } from "./runners.ts";
 import { childEnvFrom } from "../child_env.ts";
 import type { GroupSpawn } from "../process/group_spawn.ts";
 import {
@@ -121,7 +121,7 @@ async function attend(
   options: PreparedRunOptions,
 ): Promise<Attendance> {
   const { settings, agent, id, child, delivery } = attended;
-  const adapter = ADAPTERS[agent.runner as CliRunner];
+  const adapter = cliAdapter(agent);
   const text = promptText(prompt);
   const recorder = new RunRecorder({
     ...settings,
@@ -177,11 +177,12 @@ async function childSetup(
   agent: AgentConfig,
   options: PrepareOptions,
 ): Promise<ChildSetup> {
-  const adapter = ADAPTERS[agent.runner as CliRunner];
+  const adapter = cliAdapter(agent);
   const env = childEnvFrom(settings.scrubbedEnv(), {
     passApiKeys: settings.passApiKeys,
     withheld: settings.withheld,
     adapterEnv: adapter.env?.({
+      access: options.access,
       isRoot: settings.isRoot,
       nodeCompileCache: settings.nodeCompileCache,
     }),
@@ -210,7 +211,7 @@ function spawnFor(
 ): ReturnType<typeof spawnChild> {
   const { command, cwd, setup: { env } } = options;
   const log = settings.logFor(options.turnId);
-  const adapter = ADAPTERS[agent.runner as CliRunner];
+  const adapter = cliAdapter(agent);
   const args = adapter.argv(agent, {
     role: options.role,
     model: options.model,
@@ -286,7 +287,7 @@ export async function prepareCli(
 ): Promise<PreparedRun> {
   const model = options.model ?? agent.model;
   const id: RunIdentity = { agent: agent.name, model, role: options.role };
-  const command = agent.command ?? ADAPTERS[agent.runner as CliRunner].defaultCommand;
+  const command = agent.command ?? cliAdapter(agent).defaultCommand;
   if (!command) {
     return unstartableRun(settings, id, `runner "${agent.runner}" needs a \`command\` to run`);
   }
@@ -310,7 +311,7 @@ export async function prepareCli(
   let child: ReturnType<typeof spawnChild>;
   try {
     // Files for the child (codex --image, gemini @path) in a directory of its own, never `cwd`.
-    delivery = await deliverAttachments(ADAPTERS[agent.runner as CliRunner], options.attachments);
+    delivery = await deliverAttachments(cliAdapter(agent), options.attachments);
     setup = await childSetup(settings, agent, options);
     child = spawnFor(settings, agent, {
       ...options,

@@ -72,13 +72,9 @@ export async function synthesize(
       );
     }
   }
-  // No synthesizer's answer goes out: the record says none decided, and whose answer went.
+  // No synthesizer's answer goes out: the record says none decided.
   turn.synthesized(undefined);
   const best = candidates[0];
-  turn.signals = {
-    ...turn.signals,
-    synthesis: { kind: "selected", picked: best.child.agent.name, candidates: candidates.length },
-  };
   const why = failures.map((f) => `${f.label}: ${oneLine(f.reason)}`).join("; ") ||
     NO_SYNTHESIZER;
   turn.progress(`no synthesizer succeeded — returning ${best.child.label}'s answer`, "info");
@@ -197,9 +193,7 @@ async function closeWithChanges(
   const applied = chosen ? await workspaces.apply(chosen) : undefined;
   turn.signals = {
     ...turn.signals,
-    workspace: chosen && applied
-      ? { status: applied.status, agent: chosen.agent.name }
-      : { status: "none" },
+    workspace: chosen ? { status: applied!.status, agent: chosen.agent.name } : { status: "none" },
   };
   const line = applied
     ? applied.line

@@ -2,7 +2,8 @@
  * One agent call of a turn: metered, narrated, recorded, booked to the agent's health, and cut
  * off when it keeps retrying a failing upstream or when the council stops waiting for it.
  */
-import { type AgentConfig, isHttpRunner } from "../../config/mod.ts";
+import type { AgentConfig } from "../../config/mod.ts";
+import { cliAdapterOf } from "../../agents/cli/runners.ts";
 import type {
   AgentEvent,
   AgentPrompt,
@@ -135,11 +136,12 @@ export async function callAgent(
 }
 
 /**
- * Agent CLIs use tools of their own and narrate before them; model APIs and plain commands
- * report no tool use, so their text is the answer from its first token.
+ * Agent CLIs use tools of their own and narrate before them (their runner-table entry says so);
+ * model APIs and plain commands report no tool use, so their text is the answer from its first
+ * token.
  */
 function usesTools(agent: AgentConfig): boolean {
-  return !isHttpRunner(agent.runner) && agent.runner !== "command";
+  return cliAdapterOf(agent.runner)?.usesTools ?? false;
 }
 
 /** An answer-writing call's text, and its tool uses that turn earlier text into narration. */

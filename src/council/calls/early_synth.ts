@@ -6,11 +6,10 @@
  */
 import type { AgentConfig } from "../../config/mod.ts";
 import type { ChildAccess, PreparedRun } from "../../agents/types.ts";
+import { cliAdapterOf } from "../../agents/cli/runners.ts";
 import { turnAttachments } from "../prompt/turn_attachments.ts";
 import type { RunPlan } from "../plan/plan.ts";
 import type { StartedSynthesizer, TurnContext } from "../turn/context.ts";
-
-const WAITING_CLIS: ReadonlySet<string> = new Set(["claude", "codex", "gemini"]);
 
 export class EarlySynthesizer implements StartedSynthesizer {
   readonly agent: string;
@@ -35,9 +34,8 @@ export class EarlySynthesizer implements StartedSynthesizer {
     // first one without failures is started instead, if there is one.
     const ready = config.defaultAgents.filter((a) => !health.coolingDown(a.name));
     const agent = ready.find((a) => health.statusOf(a.name).failuresInRow === 0) ?? ready[0];
-    // Measured to wait for a late prompt (claude and gemini once primed); a `command` may act
-    // before it reads its prompt, or never read it, so it starts with its prompt.
-    if (!agent || !WAITING_CLIS.has(agent.runner)) return;
+    // Only a CLI that waits for a late prompt (its runner-table entry says so) starts ahead.
+    if (!agent || !cliAdapterOf(agent.runner)?.waitsForPrompt) return;
     const run = runner.prepare(agent, {
       role: "synth",
       cwd: turn.request.cwd,

@@ -2,7 +2,16 @@
  * Pure planning of a turn: background pinning, continuation scope, fan-out policy and heuristic,
  * round-robin child assignment, and the judge's agent entry.
  */
-import { type AgentConfig, type Config, DEFAULT_TIMEOUT_MS } from "../../config/mod.ts";
+import {
+  type AgentConfig,
+  type CliRunner,
+  type Config,
+  DEFAULT_TIMEOUT_MS,
+  type HttpRunner,
+  isCliRunner,
+  type Runner,
+} from "../../config/mod.ts";
+import { CLI_ADAPTERS, familyRunnerOf } from "../../agents/cli/runners.ts";
 import type { TurnRequest } from "../types.ts";
 
 /** One child of the turn: which agent runs it and how. */
@@ -48,27 +57,24 @@ export function isPinnableModel(model: string): boolean {
   return PINNABLE_MODEL.test(model);
 }
 
-type ModelFamily = "claude" | "codex" | "gemini";
+/** A model family, named by the CLI runner that serves it (the runner table's `family`). */
+type ModelFamily = CliRunner;
 
-/** The runner that serves a model id's family, if it is one we know. */
+/** The family of a model id, if a CLI of the runner table serves it. */
 export function modelFamily(model: string): ModelFamily | undefined {
-  if (/gemini/i.test(model)) return "gemini";
-  if (/claude|anthropic|haiku|sonnet|opus/i.test(model)) return "claude";
-  if (/^(?:gpt|o\d|codex)|codex/i.test(model)) return "codex";
-  return undefined;
+  return familyRunnerOf(model);
 }
 
-/** Runners that serve each family, in order of preference (the CLI, then its API). */
-const FAMILY_RUNNERS: Record<ModelFamily, readonly AgentConfig["runner"][]> = {
-  claude: ["claude", "anthropic"],
-  codex: ["codex"],
-  gemini: ["gemini"],
-};
+/** Runners that serve a family, in order of preference (the CLI, then its model API if any). */
+function familyRunners(family: ModelFamily): Runner[] {
+  const api = CLI_ADAPTERS[family].family?.api;
+  return api ? [family, api] : [family];
+}
 
 /** The first agent whose runner serves the model's family (CLI first, then API); else agent 0. */
 export function agentIndexForModel(agents: readonly AgentConfig[], model: string): number {
   const family = modelFamily(model);
-  for (const runner of family ? FAMILY_RUNNERS[family] : []) {
+  for (const runner of family ? familyRunners(family) : []) {
     const index = agents.findIndex((a) => a.runner === runner);
     if (index >= 0) return index;
   }
@@ -176,7 +182,7 @@ const COUNCIL_MODEL = /^(?:svc|claude)-council$/i;
 /** Whether an agent's runner serves a model's family (a codex CLI cannot run a claude model). */
 function servesFamily(agent: AgentConfig, model: string): boolean {
   const family = modelFamily(model);
-  return family !== undefined && FAMILY_RUNNERS[family].includes(agent.runner);
+  return family !== undefined && familyRunners(family).includes(agent.runner);
 }
 
 /**
@@ -279,14 +285,11 @@ export function resolveVerdict(
 }
 
 /**
- * The cheap model of each runner's family, used by the default judge. An `openai` endpoint may
- * be any server (Ollama, vLLM, …): its cheap model is known only on OpenAI's own API.
+ * The cheap model of each HTTP runner's family, used by the default judge (a CLI's is in its
+ * runner-table entry). An `openai` endpoint may be any server (Ollama, vLLM, …): its cheap model
+ * is known only on OpenAI's own API.
  */
-const CHEAP_MODELS: Record<AgentConfig["runner"], string | undefined> = {
-  claude: "haiku",
-  codex: "gpt-5.1-codex-mini",
-  gemini: "gemini-2.5-flash-lite",
-  command: undefined,
+const CHEAP_API_MODELS: Record<HttpRunner, string | undefined> = {
   anthropic: "claude-haiku-4-5",
   openai: undefined,
 };
@@ -295,7 +298,8 @@ const CHEAP_MODELS: Record<AgentConfig["runner"], string | undefined> = {
 export const OPENAI_CHEAP_MODEL = "gpt-5-mini";
 
 function cheapModelFor(runner: AgentConfig["runner"], baseUrl: string | undefined, model: string) {
-  if (runner !== "openai") return CHEAP_MODELS[runner];
+  if (isCliRunner(runner)) return CLI_ADAPTERS[runner].family?.cheapModel;
+  if (runner !== "openai") return CHEAP_API_MODELS[runner];
   let host = "";
   try {
     host = baseUrl ? new URL(baseUrl).hostname : "";

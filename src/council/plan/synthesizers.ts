@@ -12,7 +12,8 @@ export const NO_SYNTHESIZER = "every agent that could synthesize is cooling down
  * Agent 0 synthesizes first (CONTRACT.md §1.1.9); fallbacks are the other agents in configured order
  * whose children answered and none failed (they would most likely fail again, and a timed-out
  * agent would hold the turn for another time-out). Agents cooling down never synthesize, nor
- * does agent 0 when its child was cut off retrying a failing upstream this turn, or cut off
+ * does agent 0 when its child was cut off retrying a failing upstream this turn (or cut at the
+ * quorum while its upstream was failing), or cut off
  * unanswered after its last call had failed.
  */
 export function synthesizerOrder(turn: TurnContext, replies: readonly ChildReply[]): AgentConfig[] {
@@ -24,8 +25,11 @@ export function synthesizerOrder(turn: TurnContext, replies: readonly ChildReply
   for (const { child, result, cutOff } of replies) {
     if (result.ok) answered.add(child.agentIndex);
     else if (cutOff?.kind !== "quorum") failed.add(child.agentIndex);
-    if (cutOff?.kind === "retries") down.set(child.agentIndex, "its upstream failed in this turn");
-    else if (cutOff?.suspect) down.set(child.agentIndex, "it failed before and did not answer now");
+    if (cutOff?.kind === "retries" || cutOff?.upstream) {
+      down.set(child.agentIndex, "its upstream failed in this turn");
+    } else if (cutOff?.suspect) {
+      down.set(child.agentIndex, "it failed before and did not answer now");
+    }
   }
   const order: AgentConfig[] = [];
   for (const [i, agent] of agents.entries()) {

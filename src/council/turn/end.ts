@@ -44,7 +44,6 @@ export function finishTurn(turn: TurnContext, outcome: Outcome): void {
     failed: turn.failed,
     cancelled: turn.signal.aborted,
     ...(turn.signals.chosen ? { chosen: turn.signals.chosen } : {}),
-    ...synthesisOf(turn),
     ...(turn.signals.workspace ? { workspace: turn.signals.workspace } : {}),
   };
   // Before `done` is set, so a failure can still reach progress.
@@ -75,12 +74,6 @@ export function finishTurn(turn: TurnContext, outcome: Outcome): void {
 }
 
 /** The children's calls with their part in the turn's choice (by label). */
-/** The synthesizer's own decision (picked or written), else what the turn's signals recorded. */
-function synthesisOf(turn: TurnContext): { synthesis?: TurnSignals["synthesis"] } {
-  const synthesis = turn.decision.synthesis ?? turn.signals.synthesis;
-  return synthesis ? { synthesis } : {};
-}
-
 function withSignals(calls: CallRecord[], signals: TurnSignals): CallRecord[] {
   const parts = signals.calls;
   if (!parts) return calls;

@@ -3,6 +3,7 @@
  * total failure, cancellation, no agents.
  */
 import type { AgentResult } from "../../agents/types.ts";
+import { discoverableNames } from "../../agents/cli/runners.ts";
 import { errorOf, formatUsd } from "./progress.ts";
 import { oneLine } from "../../base/text.ts";
 import type { SessionCap } from "../session.ts";
@@ -61,7 +62,7 @@ export function allFailedNotice(failures: readonly Failure[]): string {
 export const CANCELLED_NOTICE = "The request was cancelled before the council finished.";
 
 export const NO_AGENTS_NOTICE = "The council gateway has no agents configured and found no " +
-  "claude, codex or gemini CLI on PATH. Add `defaultAgents` to its config file (council.yaml) " +
+  `${discoverableNames()} CLI on PATH. Add \`defaultAgents\` to its config file (council.yaml) ` +
   "or install one of these CLIs, then restart the gateway.";
 
 /** Why a call gave nothing usable, in one line. */

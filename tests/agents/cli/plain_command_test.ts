@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { commandAdapter } from "../../../src/agents/cli/plain_command.ts";
-import { ADAPTERS, HTTP_ADAPTERS } from "../../../src/agents/adapters.ts";
+import { HTTP_ADAPTERS } from "../../../src/agents/adapters.ts";
+import { CLI_ADAPTERS } from "../../../src/agents/cli/runners.ts";
 import { CLI_RUNNERS, HTTP_RUNNERS } from "../../../src/config/mod.ts";
 
 Deno.test("command argv: args as configured with every {model} substituted", () => {
@@ -26,9 +27,10 @@ Deno.test("command parser: every stdout chunk is text as is", () => {
 });
 
 Deno.test("adapters: every configured runner has one", () => {
-  for (const runner of CLI_RUNNERS) assert.ok(ADAPTERS[runner], runner);
+  for (const runner of CLI_RUNNERS) assert.ok(CLI_ADAPTERS[runner], runner);
   for (const runner of HTTP_RUNNERS) assert.ok(HTTP_ADAPTERS[runner], runner);
-  assert.equal(ADAPTERS.claude.defaultCommand, "claude");
-  assert.equal(ADAPTERS.codex.defaultCommand, "codex");
-  assert.equal(ADAPTERS.gemini.defaultCommand, "gemini");
+  assert.equal(CLI_ADAPTERS.claude.defaultCommand, "claude");
+  assert.equal(CLI_ADAPTERS.codex.defaultCommand, "codex");
+  assert.equal(CLI_ADAPTERS.gemini.defaultCommand, "gemini");
+  assert.equal(CLI_ADAPTERS.opencode.defaultCommand, "opencode");
 });

@@ -214,3 +214,22 @@ Deno.test("upstream-failure cut: retries that heal before the quorum count as an
   assert.equal(records[0].calls.find((c) => c.label === "codex")?.ok, true);
   assert.match(fake.calls.find((c) => c.role === "synth")!.prompt, /BRAVO healed/);
 });
+
+Deno.test("upstream-failure cut: agent 0 cut for a failing upstream does not synthesize", async () => {
+  const { runTurn, fake } = recordingCouncil(
+    { quorum: { minAnswers: 2, graceMs: 5000 } },
+    byAgent({
+      "claude:child": { retries: [{ attempt: 1, reason: "529 overloaded" }], hang: true },
+      "codex:child": { text: "BRAVO" },
+      "gemini:child": { text: "CHARLIE" },
+      "codex:synth": { text: "combined by codex" },
+    }),
+  );
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  const log = await watcher.finished;
+  assert.ok(log.progress.includes("claude does not synthesize: its upstream failed in this turn"));
+  assert.deepEqual(fake.calls.filter((c) => c.role === "synth").map((c) => c.agent.name), [
+    "codex",
+  ]);
+  assert.deepEqual(log.outcome, { kind: "answer", text: "combined by codex" });
+});

@@ -11,6 +11,27 @@ import { dueTimes, pacedStream, sleepUntil, tokenCount } from "./pace.ts";
 import type { Failure, Frame, Part, Rendering } from "./reply.ts";
 import { rendering } from "./reply.ts";
 import type { RecordedRequest } from "./request.ts";
+import { tokensOf } from "./prompt_cache.ts";
+
+/** The reply to a request that is not a model call: token counts, the model list, or 404. */
+export function housekeepingResponse(request: RecordedRequest): Response {
+  switch (request.api) {
+    case "count_tokens":
+      return Response.json({ input_tokens: tokensOf(request.prompt.length) });
+    case "gemini_count":
+      return Response.json({ totalTokens: tokensOf(request.prompt.length) });
+    case "models":
+      return Response.json({
+        object: "list",
+        data: [{ type: "model", id: "fake-model", display_name: "Fake", created_at: "" }],
+        has_more: false,
+      });
+    default:
+      // A CLI's bodiless preconnect (HEAD /) is answered as a web server would.
+      if (request.method === "HEAD") return new Response(null);
+      return new Response("not found", { status: 404 });
+  }
+}
 
 /** The vendor's error reply for `failure` on `request`'s API. */
 export function failureResponse(request: RecordedRequest, failure: Failure): Response {

@@ -127,3 +127,40 @@ export function invalidOf(request: RecordedRequest): Failure | undefined {
       `Found ${marks}.`,
   };
 }
+
+/** Whether the request asks a model for an answer (not a count, a list or an unknown path). */
+export function isModelCall(request: Pick<RecordedRequest, "api">): boolean {
+  return ["messages", "responses", "chat", "gemini"].includes(request.api);
+}
+
+const NO_CACHE: CacheReading = { total: 0, read: 0, write: 0 };
+
+/** The record of an HTTP request whose body was `raw`. */
+export function recordOf(
+  req: Request,
+  raw: string,
+  at: Pick<RecordedRequest, "index" | "clientPort" | "arrivedAt" | "signal">,
+): RecordedRequest {
+  const url = new URL(req.url);
+  const route = routeOf(req.method, url.pathname);
+  const api = route?.api ?? "unknown";
+  const body = parseBody(raw);
+  return {
+    ...at,
+    api,
+    method: req.method,
+    path: url.pathname,
+    query: url.searchParams,
+    headers: req.headers,
+    body,
+    raw,
+    model: modelOf(body, route?.pathModel),
+    stream: streams(api, url.pathname, body),
+    prompt: promptOf(api, body),
+    caller: req.headers.get(CALLER_HEADER) ?? api,
+    cache: NO_CACHE,
+    status: 0,
+    firstTokenAt: NaN,
+    repliedAt: NaN,
+  };
+}

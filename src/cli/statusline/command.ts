@@ -3,16 +3,16 @@
  * Kept apart from the other commands so the status line loads little: Claude Code runs it every
  * second while a turn runs.
  */
-import type { Config } from "../config/mod.ts";
-import { fetchStatus } from "../daemon/gateway_client.ts";
-import { runningDaemon } from "../daemon/lifecycle.ts";
-import { daemonPaths } from "../daemon/paths.ts";
-import { endpointKey } from "../base/origins.ts";
-import { clientOrigin } from "./connect.ts";
-import type { CliIo } from "./io.ts";
-import { renderStatusLine, sessionIdOf } from "./statusline.ts";
-import { contextPart, hostContextOf } from "./statusline_context.ts";
-import { councilContextTokens } from "../server/council_window.ts";
+import type { Config } from "../../config/mod.ts";
+import { fetchStatus } from "../../daemon/gateway_client.ts";
+import { runningDaemon } from "../../daemon/lifecycle.ts";
+import { daemonPaths } from "../../daemon/paths.ts";
+import { endpointKey } from "../../base/origins.ts";
+import { clientOrigin } from "../connect.ts";
+import type { CliIo } from "../io.ts";
+import { renderStatusLine, sessionIdOf } from "./line.ts";
+import { contextPart, hostContextOf } from "./context_window.ts";
+import { councilContextTokens } from "../../server/council_window.ts";
 
 /** Standard input, unless there is none or it never closes. */
 async function readStdin(io: CliIo, timeoutMs = 1000): Promise<string> {

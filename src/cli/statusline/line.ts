@@ -4,7 +4,12 @@
  * down: `· gemini cooling down 41s`), or why there is none.
  */
 import { z } from "zod";
-import type { AgentView, LiveTurnView, StatusReply, StatusView } from "../daemon/gateway_client.ts";
+import type {
+  AgentView,
+  LiveTurnView,
+  StatusReply,
+  StatusView,
+} from "../../daemon/gateway_client.ts";
 
 /** What the line reads of Claude Code's stdin JSON (it sends much more). */
 const StatusLineInputSchema = z.object({ session_id: z.string().min(1) }).partial();

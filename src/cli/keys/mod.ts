@@ -2,12 +2,12 @@
  * `keys`: per-person API keys in the configured database — `create` prints a new key once,
  * `list` shows each key's budget and spend this period, `revoke` ends a key.
  */
-import { type Config, ConfigError } from "../config/mod.ts";
-import { connectStore, type Store, StoreError } from "../store/open_store.ts";
-import { type ApiKeyRow, type Period, PERIODS } from "../store/key_rows.ts";
-import type { Parsed } from "./args.ts";
-import { UsageError } from "./args.ts";
-import type { CliIo } from "./io.ts";
+import { type Config, ConfigError } from "../../config/mod.ts";
+import { connectStore, type Store, StoreError } from "../../store/open_store.ts";
+import { type ApiKeyRow, type Period, PERIODS } from "../../store/key_rows.ts";
+import type { Parsed } from "../args.ts";
+import { UsageError } from "../args.ts";
+import type { CliIo } from "../io.ts";
 
 async function openStore(config: Readonly<Config>): Promise<Store> {
   if (!config.database) {
