@@ -69,6 +69,9 @@ Deno.test({
       ...council(),
       maxTurns: 12,
       maxSessionUsd: 1,
+      // No replica may look dead here: on a loaded machine a 200 ms beat can slip past the
+      // reaper's three, and a released reservation no longer holds its room under the cap.
+      databaseHeartbeatMs: 2_000,
     });
     const session = "shared-session-1";
     const replies = await Promise.all(
