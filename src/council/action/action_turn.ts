@@ -72,15 +72,12 @@ export async function actionTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   }
   const decide = (proposal: Outcome) => {
     const record = recordChoice(request.id, proposal, ballots, replies, kinds);
-    turn.signals = { ...turn.signals, calls: record.calls, chosen: record.chosen };
+    turn.noteSignals({ calls: record.calls, chosen: record.chosen });
     return record.outcome;
   };
 
   if (ballots.length === 0) {
-    turn.signals = {
-      ...turn.signals,
-      calls: recordChoice(request.id, NO_CHOICE, [], replies, kinds).calls,
-    };
+    turn.noteSignals({ calls: recordChoice(request.id, NO_CHOICE, [], replies, kinds).calls });
     if (prose.length > 0) {
       // Tolerance: a child that ignored the format but replied in prose still answered.
       turn.progress(`no valid action — ${prose[0].child.label}'s reply becomes the answer`, "info");

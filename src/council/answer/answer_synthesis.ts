@@ -191,10 +191,11 @@ async function closeWithChanges(
 ): Promise<void> {
   const chosen = chosenChild(choice, shuffled);
   const applied = chosen ? await workspaces.apply(chosen) : undefined;
-  turn.signals = {
-    ...turn.signals,
-    workspace: chosen ? { status: applied!.status, agent: chosen.agent.name } : { status: "none" },
-  };
+  turn.noteSignals({
+    workspace: chosen && applied
+      ? { status: applied.status, agent: chosen.agent.name }
+      : { status: "none" },
+  });
   const line = applied
     ? applied.line
     : choice.kind === "none"

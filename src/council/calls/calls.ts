@@ -88,7 +88,7 @@ export async function callAgent(
     // Children and the synthesizer see the images; the judge decides from the text alone.
     attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
     // A cut-off child's end need not hold the next step; the turn's end waits for it.
-    onWindDown: (ended) => turn.windingDown.push(ended),
+    onWindDown: (ended) => turn.windsDown(ended),
     onEvent: (event) => {
       watch.event(event);
       // The narrator closes the call below, once the council knows whether it cut it off.
@@ -123,7 +123,7 @@ export async function callAgent(
   } else if (cutOff) result = cutOffResult(result, cutOff);
   turn.meter.add(result.usage);
   const call = callRecord(agent, options, result, cutOff);
-  turn.calls.push(call);
+  turn.callEnded(call, cutOff ? cutOffLine(options.label, result.durationMs) : undefined);
   turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
   watch.ended(call);
   const previousError = turn.env.health.statusOf(agent.name).lastError;
@@ -131,7 +131,6 @@ export async function callAgent(
   turn.env.health.record(agent.name, verdictOf(result, cutOff, upstream));
   // The narrator's finish line is the call's one log line (at warn when it failed).
   tracker.finished(result, cutOff?.why);
-  if (cutOff) turn.cutOffs.push(cutOffLine(options.label, result.durationMs));
   return result;
 }
 

@@ -49,7 +49,7 @@ export class EarlySynthesizer implements StartedSynthesizer {
       holdStdin: true,
     });
     turn.progress(`${agent.name} (synth): started ahead`, "debug");
-    turn.earlySynth = new EarlySynthesizer(agent.name, run);
+    turn.startedAhead(new EarlySynthesizer(agent.name, run));
   }
 
   /**

@@ -67,28 +67,113 @@ export class TurnContext {
   readonly answer: AnswerWriter;
   readonly startedAt: number;
   /** Children's labels, for the recap. */
-  consulted: string[] = [];
-  answerStarted = false;
-  done = false;
+  #consulted: string[] = [];
+  #answerStarted = false;
+  #done = false;
   /** Set when no agent produced anything (the protocol may report the turn as failed). */
-  failed = false;
+  #failed = false;
   /** For `onTurnEnd`: the decision, whether the turn counted, and every call's result. */
-  decision: TurnDecision = { kind: "unplanned", reason: "not planned", agents: [] };
-  counted = false;
-  readonly calls: CallRecord[] = [];
+  #decision: TurnDecision = { kind: "unplanned", reason: "not planned", agents: [] };
+  #counted = false;
+  readonly #calls: CallRecord[] = [];
   /** The session's hold on this turn's count and spend, once admitted. */
-  ticket: Ticket | undefined;
+  #ticket: Ticket | undefined;
   readonly start: TurnStart;
   /** A journal failure was already shown in progress (once per turn is enough). */
   #journalAlarmed = false;
   /** `gemini cut off after 9.1s`, for the recap. */
-  readonly cutOffs: string[] = [];
+  readonly #cutOffs: string[] = [];
   /** Children cut off or cancelled whose process groups are still ending (the turn waits). */
-  readonly windingDown: Promise<void>[] = [];
+  readonly #windingDown: Promise<void>[] = [];
   /** The synthesizer started as the children start, on fanned-out turns. */
-  earlySynth: StartedSynthesizer | undefined;
+  #earlySynth: StartedSynthesizer | undefined;
   /** What the deciding step records for outcome signals (the chosen call, the synthesis). */
-  signals: TurnSignals = {};
+  #signals: TurnSignals = {};
+
+  get consulted(): readonly string[] {
+    return this.#consulted;
+  }
+  get answerStarted(): boolean {
+    return this.#answerStarted;
+  }
+  get done(): boolean {
+    return this.#done;
+  }
+  get failed(): boolean {
+    return this.#failed;
+  }
+  get decision(): TurnDecision {
+    return this.#decision;
+  }
+  get counted(): boolean {
+    return this.#counted;
+  }
+  get calls(): readonly CallRecord[] {
+    return this.#calls;
+  }
+  get ticket(): Ticket | undefined {
+    return this.#ticket;
+  }
+  get earlySynth(): StartedSynthesizer | undefined {
+    return this.#earlySynth;
+  }
+  get signals(): Readonly<TurnSignals> {
+    return this.#signals;
+  }
+
+  /** The plan is made: these children are consulted, for this reason. */
+  planned(kind: TurnDecision["kind"], reason: string, children: readonly string[]): void {
+    this.#consulted = [...children];
+    this.#decision = { kind, reason, agents: [...children] };
+  }
+
+  /** The turn was decided before planning (capped, refused, or no agents). */
+  decided(decision: TurnDecision): void {
+    this.#decision = decision;
+  }
+
+  /** No agents are configured: the turn fails without running any. */
+  noAgents(): void {
+    this.#failed = true;
+    this.#decision = { kind: "no-agents", reason: "no agents configured", agents: [] };
+  }
+
+  /** The session admitted the turn: it counts, and holds its ticket until it settles. */
+  admitted(ticket: Ticket): void {
+    this.#ticket = ticket;
+    this.#counted = true;
+  }
+
+  /** A call ended; `cutOff` is its recap note when the council ended it early. */
+  callEnded(call: CallRecord, cutOff?: string): void {
+    this.#calls.push(call);
+    if (cutOff) this.#cutOffs.push(cutOff);
+  }
+
+  /** A child's process group is still ending: the turn waits for it before it is over. */
+  windsDown(ended: Promise<void>): void {
+    this.#windingDown.push(ended);
+  }
+
+  /** Settles once every child that was winding down has ended, those added meanwhile too. */
+  async windDownAll(): Promise<void> {
+    while (this.#windingDown.length > 0) await Promise.all(this.#windingDown.splice(0));
+  }
+
+  /** The synthesizer was started ahead of its prompt. */
+  startedAhead(synthesizer: StartedSynthesizer): void {
+    this.#earlySynth = synthesizer;
+  }
+
+  /** The deciding step's outcome signals, merged into those recorded so far. */
+  noteSignals(signals: Partial<TurnSignals>): void {
+    this.#signals = { ...this.#signals, ...signals };
+  }
+
+  /** The turn is over: nothing more reaches progress. */
+  finished(): void {
+    this.#done = true;
+  }
 
   constructor(
     env: TurnEnv,
@@ -120,14 +205,14 @@ export class TurnContext {
   progress(line: string, level: LineLevel): void {
     const text = oneLine(line);
     this.log[level]("{line}", { line: text });
-    if (!this.answerStarted && !this.done) this.emit({ type: "progress", text });
+    if (!this.#answerStarted && !this.#done) this.emit({ type: "progress", text });
   }
 
   /** A problem the user must see: an error in the log, and a progress line while it is open. */
   alarm(line: string): void {
     const text = oneLine(line);
     this.log.error("{line}", { line: text });
-    if (!this.answerStarted && !this.done) this.emit({ type: "progress", text });
+    if (!this.#answerStarted && !this.#done) this.emit({ type: "progress", text });
   }
 
   /** A journal failure: an alarm the first time in a turn, then only an error in the log. */
@@ -151,9 +236,9 @@ export class TurnContext {
   /** The recap line; `soFar` while a call still runs (its cost not yet known). */
   recap(soFar = false): string {
     const wallMs = this.env.clock.now() - this.startedAt;
-    const line = recapLine(this.consulted, wallMs, this.meter.calls, this.meter.usd);
-    const { synthesis } = this.decision;
-    return `${line}${soFar ? " so far" : ""}${this.cutOffs.map((c) => ` · ${c}`).join("")}${
+    const line = recapLine(this.#consulted, wallMs, this.meter.calls, this.meter.usd);
+    const { synthesis } = this.#decision;
+    return `${line}${soFar ? " so far" : ""}${this.#cutOffs.map((c) => ` · ${c}`).join("")}${
       synthesis && !soFar ? ` · ${synthesisNote(synthesis, "past")}` : ""
     }`;
   }
@@ -163,14 +248,14 @@ export class TurnContext {
    * sent after all): for the record and the status API.
    */
   synthesized(synthesis: TurnSynthesis | undefined): void {
-    const { synthesis: _, ...decision } = this.decision;
-    this.decision = synthesis ? { ...decision, synthesis } : decision;
-    this.env.observer.turnDecided(this.request.id, this.decision);
+    const { synthesis: _, ...decision } = this.#decision;
+    this.#decision = synthesis ? { ...decision, synthesis } : decision;
+    this.env.observer.turnDecided(this.request.id, this.#decision);
   }
 
   /** No agent produced anything: a normal answer naming each failure, flagged as failed. */
   allFailed(failures: readonly Failure[]): Outcome {
-    this.failed = true;
+    this.#failed = true;
     return { kind: "answer", text: allFailedNotice(failures) };
   }
 
@@ -183,7 +268,7 @@ export class TurnContext {
   #beginAnswer(): void {
     // The progress channel closes now. While the answering call still runs its cost is not
     // known yet, so the recap says "so far" (the log's closing recap has the final figures).
-    const { synthesis } = this.decision;
+    const { synthesis } = this.#decision;
     const soFar = this.narrator.waitingOn().length > 0;
     // recap() carries the synthesis note once nothing runs any more.
     const closing = !synthesis
@@ -193,6 +278,6 @@ export class TurnContext {
       : "";
     const recap = `${this.recap(soFar)}${closing}`;
     this.emit({ type: "progress", text: recap });
-    this.answerStarted = true;
+    this.#answerStarted = true;
   }
 }

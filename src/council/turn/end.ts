@@ -48,7 +48,7 @@ export function finishTurn(turn: TurnContext, outcome: Outcome): void {
   };
   // Before `done` is set, so a failure can still reach progress.
   turn.journal((journal) => journal.ended(record));
-  turn.done = true;
+  turn.finished();
   // A cancelled turn still hands its host an answer (the text so far, or a notice), but its
   // log must not read like one that finished.
   turn.log.info("turn done: {kind}", {
@@ -74,9 +74,9 @@ export function finishTurn(turn: TurnContext, outcome: Outcome): void {
 }
 
 /** The children's calls with their part in the turn's choice (by label). */
-function withSignals(calls: CallRecord[], signals: TurnSignals): CallRecord[] {
+function withSignals(calls: readonly CallRecord[], signals: TurnSignals): CallRecord[] {
   const parts = signals.calls;
-  if (!parts) return calls;
+  if (!parts) return [...calls];
   return calls.map((call) =>
     call.role === "child" && parts.has(call.label) ? { ...call, ...parts.get(call.label) } : call
   );

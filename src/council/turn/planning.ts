@@ -31,8 +31,7 @@ export async function planStep(turn: TurnContext): Promise<RunPlan> {
   if (children.every((c) => cooling(c.agent.name))) {
     turn.progress("every agent is cooling down after failures — trying anyway", "info");
   }
-  turn.consulted = children.map((c) => c.label);
-  turn.decision = { kind: plan.kind, reason: plan.reason, agents: [...turn.consulted] };
+  turn.planned(plan.kind, plan.reason, children.map((c) => c.label));
   turn.env.observer.turnDecided(turn.request.id, turn.decision);
   const who = plan.kind === "single"
     ? `one agent: ${plan.child.label}${plan.child.model ? ` (${plan.child.model})` : ""}`

@@ -181,8 +181,7 @@ async function runSteps(turn: TurnContext): Promise<void> {
   if (request.cwdNote) turn.progress(request.cwdNote, "info");
   if (config.defaultAgents.length === 0) {
     turn.log.warn("no agents configured");
-    turn.failed = true;
-    turn.decision = { kind: "no-agents", reason: "no agents configured", agents: [] };
+    turn.noAgents();
     return finishTurn(turn, { kind: "answer", text: NO_AGENTS_NOTICE });
   }
   const admitted = await admitTurn({
@@ -196,11 +195,10 @@ async function runSteps(turn: TurnContext): Promise<void> {
     journalAlarm: (line) => turn.journalAlarm(line),
   });
   if (admitted.kind === "refused") {
-    turn.decision = admitted.decision;
+    turn.decided(admitted.decision);
     return finishTurn(turn, { kind: "answer", text: admitted.text });
   }
-  turn.ticket = admitted.ticket;
-  turn.counted = true;
+  turn.admitted(admitted.ticket);
   turn.narrator.start();
   let outcome: Outcome;
   try {
@@ -213,7 +211,7 @@ async function runSteps(turn: TurnContext): Promise<void> {
     // Unused (synthesis skipped, or the turn cancelled or failed): no process is left behind.
     await turn.earlySynth?.discard();
     // Nor one that was cut off: its group has been told to end; the turn ends once it has.
-    while (turn.windingDown.length > 0) await Promise.all(turn.windingDown.splice(0));
+    await turn.windDownAll();
   }
   finishTurn(turn, outcome);
 }
