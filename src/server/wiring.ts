@@ -33,32 +33,14 @@ import { resolve } from "node:path";
 import { InFlightTurns } from "./inflight.ts";
 import { StatusStore } from "../status/store.ts";
 import { VERSION } from "../base/version.ts";
-import { type AppLimits, createApp, PATHS } from "./app.ts";
+import { type AppLimits, createApp } from "./app.ts";
 import { AUTH_THROTTLE_RULE, AuthThrottle } from "./middleware/auth_throttle.ts";
 import { BodyBudget } from "./middleware/body_budget.ts";
 import type { ConnectionLimits, ConnectionPhase } from "./connections.ts";
 import { connectionCap, processFileLimit } from "./file_limit.ts";
 import { serve } from "./serve.ts";
 import { TurnSlots } from "./middleware/turn_slots.ts";
-import { discoverableNames } from "../agents/cli/runners.ts";
-
-/** The startup line of CONTRACT.md §3. */
-function startupLine(config: Readonly<Config>, port: number): string {
-  const agents = config.defaultAgents.map((a) => `${a.name}:${a.model}`).join(",") || "none";
-  return `listening on http://${urlHost(config.host)}:${port} ` +
-    `(${PATHS.messages}, ${PATHS.responses}) ` +
-    `fanOutPolicy=${config.fanOutPolicy} fanOutScope=${config.fanOutScope} ` +
-    `maxTurns=${config.maxTurns} auth=${config.token ? "on" : "off"} ` +
-    `streamProgress=${config.streamProgress} progressDetail=${config.progressDetail} ` +
-    `logLevel=${config.logLevel} agents=${agents} config=${config.configPath ?? "defaults"}`;
-}
-
-/** What a new user does next: open the dashboard, point a host at the gateway. */
-export function nextStepsLine(config: Readonly<Config>, port: number): string {
-  const portFlag = port === 6767 ? "" : ` --port ${port}`;
-  return `dashboard: http://${urlHost(config.host)}:${port}/ · point a host at it: ` +
-    `council-gateway connect claude${portFlag} (or codex)`;
-}
+import { nextStepsLine, noAgentsLine, startupLine } from "./startup_lines.ts";
 
 export interface ServerOptions {
   /** Protocol handlers; default: the real council behind the real protocols. */
@@ -381,12 +363,7 @@ function logStart(w: Wiring, config: Readonly<Config>, port: number): void {
   const { log } = w;
   log.info(startupLine(config, port));
   log.info(nextStepsLine(config, port));
-  if (config.defaultAgents.length === 0) {
-    log.warn(
-      `no agents: defaultAgents is not configured and no ${discoverableNames()} CLI was ` +
-        "found on PATH; every turn will answer with an error until one is",
-    );
-  }
+  if (config.defaultAgents.length === 0) log.warn(noAgentsLine());
   if (w.keeper) {
     log.debug("children get their process group through {how}; {watchdog}", {
       how: describeGroupSpawn(machineGroupSpawn()),
