@@ -1,17 +1,18 @@
 /**
- * The processes under test: the real gateway (`deno run` with the start task's flags, a temp
- * config, port 0) and the bare Deno.serve baseline server, each a subprocess whose log goes to a
- * file (a full pipe would block the server's synchronous log writes), with RSS readings.
+ * The processes under test: the real gateway (started as the tests start it, from a temp config,
+ * port 0) and the bare Deno.serve baseline server, each a subprocess, with RSS readings.
  */
 import { join } from "node:path";
-import { stringify } from "yaml";
+import { spawnGateway } from "../../tests/support/gateway_process.ts";
+import { quantile } from "./results.ts";
 import type { BenchContext } from "./scenario.ts";
 
 export interface ServerProcess {
   /** e.g. `http://127.0.0.1:43121`. */
   origin: string;
   pid: number;
-  logPath: string;
+  /** Its log so far. */
+  log(): string;
   /** Resident set size now, in MB. */
   rssMb(): Promise<number>;
   /** Peak resident set size since start (VmHWM), in MB; NaN where the OS does not say. */
@@ -21,7 +22,9 @@ export interface ServerProcess {
    * executable's), in MB; NaN where the OS does not say.
    */
   rssPartsMb(): Promise<{ anon: number; file: number }>;
-  /** SIGTERM, then SIGKILL if it has not exited within 10 s. */
+  /** The median of a few RSS readings once the process has been idle `settleMs`, in MB. */
+  idleRssMb(settleMs?: number): Promise<number>;
+  /** SIGTERM, then SIGKILL if it has not exited in time. */
   stop(): Promise<void>;
 }
 
@@ -45,90 +48,43 @@ async function readMemory(pid: number, field: MemoryField): Promise<number> {
   }
 }
 
-/** The flags of deno.json's `start` task (`deno run --allow-… main.ts serve`). */
-export async function startTaskArgs(repoRoot: string): Promise<string[]> {
-  const deno = JSON.parse(await Deno.readTextFile(join(repoRoot, "deno.json")));
-  const words = String(deno.tasks?.start ?? "").split(/\s+/).filter(Boolean);
-  if (words[0] !== "deno" || words[1] !== "run") {
-    throw new Error(`deno.json tasks.start is not a "deno run" command: ${deno.tasks?.start}`);
-  }
-  return words.slice(1);
-}
-
-export async function waitForLine(
-  path: string,
-  pattern: RegExp,
-  child: Deno.ChildProcess,
-  timeoutMs: number,
-): Promise<RegExpExecArray> {
-  let exited = false;
-  child.status.then(() => (exited = true));
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = await Deno.readTextFile(path).catch(() => "");
-    const match = pattern.exec(text);
-    if (match) return match;
-    if (exited || Date.now() > deadline) {
-      throw new Error(
-        `${exited ? "exited" : "timed out"} before printing ${pattern}; log:\n${text.slice(-2000)}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** Runs `argv` with stdout and stderr sent to `logPath` (via `sh -c exec`, so pid is argv's). */
-export function spawnLogged(
-  argv: string[],
-  logPath: string,
-  cwd: string,
-  env?: Record<string, string>,
-) {
-  return new Deno.Command("sh", {
-    args: ["-c", 'log=$1; shift; exec "$@" >"$log" 2>&1', "sh", logPath, ...argv],
-    cwd,
-    env,
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-}
-
-export function serverProcess(
-  child: Deno.ChildProcess,
-  origin: string,
-  logPath: string,
+/** A process's memory readings and its stop, around its pid. */
+function serverProcess(
+  server: { pid: number; origin: string; lines(): string[] },
+  stop: () => Promise<unknown>,
 ): ServerProcess {
   let stopped: Promise<void> | undefined;
   return {
-    origin,
-    pid: child.pid,
-    logPath,
-    rssMb: () => readMemory(child.pid, "VmRSS"),
-    peakRssMb: () => readMemory(child.pid, "VmHWM"),
+    origin: server.origin,
+    pid: server.pid,
+    log: () => server.lines().join("\n"),
+    rssMb: () => readMemory(server.pid, "VmRSS"),
+    peakRssMb: () => readMemory(server.pid, "VmHWM"),
     rssPartsMb: async () => ({
-      anon: await readMemory(child.pid, "RssAnon"),
-      file: await readMemory(child.pid, "RssFile"),
+      anon: await readMemory(server.pid, "RssAnon"),
+      file: await readMemory(server.pid, "RssFile"),
     }),
-    stop: () =>
-      stopped ??= (async () => {
-        try {
-          child.kill("SIGTERM");
-        } catch { /* already gone */ }
-        const timer = setTimeout(() => {
-          try {
-            child.kill("SIGKILL");
-          } catch { /* already gone */ }
-        }, 10_000);
-        await child.status;
-        clearTimeout(timer);
-      })(),
+    idleRssMb: async (settleMs = 1000) => {
+      await new Promise((resolve) => setTimeout(resolve, settleMs));
+      const readings: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        readings.push(await readMemory(server.pid, "VmRSS"));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      if (readings.some((mb) => !Number.isFinite(mb))) {
+        throw new Error(
+          `pid ${server.pid} has exited; its log ends:\n${server.lines().slice(-20)}`,
+        );
+      }
+      return quantile(readings, 0.5);
+    },
+    stop: () => stopped ??= stop().then(() => {}),
   };
 }
 
 let serial = 0;
 
-/** The gateway's environment: ours without SVC_* (the temp config decides everything). */
+/** The gateway's environment: ours (model keys the scenarios set) without SVC_*. */
 function gatewayEnv(): Record<string, string> {
   const env = Deno.env.toObject();
   for (const name of Object.keys(env)) if (name.startsWith("SVC_")) delete env[name];
@@ -136,61 +92,61 @@ function gatewayEnv(): Record<string, string> {
 }
 
 /**
- * Starts the real gateway with `config` (merged over bench defaults: loopback, port 0, info
- * logging as shipped, no session or concurrency caps in the way) and waits for its startup line.
+ * Starts the real gateway (tests/support/gateway_process.ts, the start task's flags) of the
+ * context's checkout with `config` merged over bench defaults (loopback, port 0, info logging as
+ * shipped, no session or concurrency caps in the way); its log is kept in its scratch directory.
  */
 export async function startGateway(
   context: BenchContext,
   config: Record<string, unknown>,
   options: { olderGateway?: boolean } = {},
 ): Promise<ServerProcess> {
-  const id = ++serial;
-  const configPath = join(context.tempDir, `gateway-${id}.yaml`);
-  const logPath = join(context.tempDir, `gateway-${id}.log`);
-  await Deno.writeTextFile(
-    configPath,
-    stringify({
-      host: "127.0.0.1",
-      port: 0,
-      logLevel: "info",
-      maxTurns: 1_000_000,
-      // The bench measures the gateway's own work, so no global limit queues its turns (a gateway
-      // older than these settings refuses them as unknown keys).
-      ...(options.olderGateway ? {} : { maxConcurrentTurns: 1000, maxConnections: 1000 }),
-      ...config,
-    }),
-  );
-  const [run, ...args] = await startTaskArgs(context.repoRoot);
-  const child = spawnLogged(
-    [Deno.execPath(), run, ...context.gatewayFlags, ...args, "--config", configPath],
-    logPath,
-    context.repoRoot,
-    gatewayEnv(),
-  );
-  try {
-    const match = await waitForLine(logPath, /listening on (http:\/\/[^\s]+)/, child, 60_000);
-    return serverProcess(child, match[1], logPath);
-  } catch (err) {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* gone */ }
-    await child.status;
-    throw new Error(`gateway did not start: ${(err as Error).message}`);
-  }
+  const dir = join(context.tempDir, `gateway-${++serial}`);
+  await Deno.mkdir(dir, { recursive: true });
+  const full = {
+    host: "127.0.0.1",
+    logLevel: "info",
+    maxTurns: 1_000_000,
+    // The bench measures the gateway's own work, so no global limit queues its turns (a gateway
+    // older than these settings refuses them as unknown keys).
+    ...(options.olderGateway ? {} : { maxConcurrentTurns: 1000, maxConnections: 1000 }),
+    ...config,
+  };
+  const gateway = await spawnGateway(dir, full, gatewayEnv(), {
+    root: context.repoRoot,
+    denoFlags: context.gatewayFlags,
+    cwd: context.repoRoot,
+  }).catch((err: Error) => {
+    throw new Error(`gateway did not start: ${err.message}`);
+  });
+  return serverProcess(gateway, async () => {
+    await gateway.stop();
+    await Deno.writeTextFile(join(dir, "gateway.log"), gateway.lines().join("\n"));
+  });
 }
 
 /** Starts `baseline_server.ts`: bare Deno.serve doing the minimum per endpoint. */
 export async function startBaselineServer(context: BenchContext): Promise<ServerProcess> {
-  const id = ++serial;
-  const logPath = join(context.tempDir, `baseline-${id}.log`);
   const script = join(context.repoRoot, "scripts/bench/baseline_server.ts");
-  const child = spawnLogged(
-    [Deno.execPath(), "run", "--allow-net", script],
-    logPath,
-    context.repoRoot,
-  );
-  const match = await waitForLine(logPath, /listening on (http:\/\/[^\s]+)/, child, 60_000);
-  return serverProcess(child, match[1], logPath);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", script],
+    stdin: "null",
+    stdout: "piped",
+  }).spawn();
+  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  let match: RegExpExecArray | null;
+  while (!(match = /listening on (\S+)/.exec(text))) {
+    const next = await stdout.read();
+    if (next.done) throw new Error(`baseline server exited: ${text}`);
+    text += next.value;
+  }
+  await stdout.cancel(); // it prints nothing more
+  const origin = match[1];
+  return serverProcess({ pid: child.pid, origin, lines: () => [text] }, () => {
+    child.kill("SIGTERM");
+    return child.status;
+  });
 }
 
 /** A command agent entry running one of the bench fakes with `env` knobs. */

@@ -1,7 +1,7 @@
 /**
  * What a benchmark scenario is: a named unit that `main.ts` runs on request and that returns
- * figures for the shared table. A new scenario (e.g. a peer comparison) is one file exporting a
- * `Scenario`, added to the list in `main.ts`.
+ * figures for the shared table. A new scenario is one file exporting a `Scenario`, added to the
+ * list in `main.ts`.
  */
 import type { Figure } from "./results.ts";
 

@@ -28,8 +28,6 @@ import { startIsolator } from "../workspace/startup.ts";
 import { defaultWorkspaceRoot } from "../workspace/registry.ts";
 import { LATENESS_FILE, latenessFile } from "../council/calls/lateness_file.ts";
 import { openLedger } from "../ledger/mod.ts";
-import { readSeatRecords } from "../ledger/records_file.ts";
-import { resolve } from "node:path";
 import { InFlightTurns } from "./inflight.ts";
 import { StatusStore } from "../status/store.ts";
 import { VERSION } from "../base/version.ts";
@@ -136,8 +134,6 @@ interface Wiring {
   /** One warm pool per configuration; a reload ends the previous one's waiting children. */
   pool?: WarmPool;
   /** Sessions (seeded from the ledger, which records every turn) and isolated workspaces. */
-  /** The ledger's records were handed to the status store (once, at start). */
-  seatsLoaded?: boolean;
   shared?: {
     sessions: Sessions;
     journal?: TurnJournal;
@@ -191,11 +187,8 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
       journal: config.ledger ? openLedger(config.ledger, sessions) : undefined,
       isolator,
     };
-  }
-  // Seats cover the ledger's turns too, not only this process's (read once, at start).
-  if (config.ledger && !w.seatsLoaded) {
-    w.seatsLoaded = true;
-    w.status.preloadSeats(readSeatRecords(resolve(config.ledger)));
+    // Seats cover the ledger's turns too, not only this process's.
+    if (!team && config.ledger) w.status.preloadSeatsFrom(config.ledger);
   }
   const runAgent = w.options.runAgent ?? w.pool!.runner;
   const council = createCouncil({

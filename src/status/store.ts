@@ -26,7 +26,8 @@ import type {
   StatusDocument,
 } from "./types.ts";
 import { SeatRecords } from "./seat_records.ts";
-import type { LedgerLine } from "../ledger/lines.ts";
+import { readSeatRecords } from "../ledger/records_file.ts";
+import { resolve } from "node:path";
 import type { SeatWindow } from "../ledger/seats.ts";
 import type { ResolvedCall } from "../council/action/outcome_signals.ts";
 
@@ -190,8 +191,8 @@ export class StatusStore implements TurnObserver {
   }
 
   /** The ledger's records at start, so seats cover more than this process's turns. */
-  preloadSeats(records: readonly LedgerLine[]): void {
-    this.#seats.preload(records);
+  preloadSeatsFrom(ledger: string): void {
+    this.#seats.preload(readSeatRecords(resolve(ledger)));
     this.#changed();
   }
 

@@ -1,50 +1,23 @@
 /**
- * A process's identity beyond its pid: its start time (with the boot it belongs to), so an owner
- * recorded on disk is recognised only while that very process runs, not a zombie it left or a
- * later process that reuses its pid.
+ * A process's identity beyond its pid: its start time, so an owner recorded on disk is
+ * recognised only while that very process runs, not a zombie it left or a later process that
+ * reuses its pid.
  */
+import process from "node:process";
 
-/** The running process `pid`'s identity; undefined when it is gone or a zombie. */
-export function processIdentity(pid: number): string | undefined {
-  return Deno.build.os === "linux" ? linuxIdentity(pid) : psIdentity(pid);
-}
+/** What `ps` tells of a pid. */
+export type ProcessProbe =
+  | { state: "running"; started: string }
+  | { state: "gone" }
+  | { state: "zombie" }
+  /** `ps` could not tell (not installed, or without these columns). */
+  | { state: "unknown" };
 
-/** Whether `pid` still runs as the process whose identity was recorded (any, when none was). */
-export function ownerAlive(pid: number, identity?: string): boolean {
-  const now = processIdentity(pid);
-  return now !== undefined && (identity === undefined || now === identity);
-}
-
-function linuxIdentity(pid: number): string | undefined {
-  let stat: string;
-  try {
-    stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  } catch {
-    return undefined;
-  }
-  return identityFromStat(stat, bootId());
-}
-
-/** From `/proc/<pid>/stat`: undefined for a zombie or dead process, else boot and start tick. */
-export function identityFromStat(stat: string, boot: string): string | undefined {
-  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const [state, startTicks] = [fields[0], fields[19]];
-  if (!state || state === "Z" || state === "X" || !startTicks) return undefined;
-  return `${boot}:${startTicks}`;
-}
-
-let boot: string | undefined;
-function bootId(): string {
-  try {
-    return boot ??= Deno.readTextFileSync("/proc/sys/kernel/random/boot_id").trim();
-  } catch {
-    return boot = "";
-  }
-}
-
-/** Elsewhere (macOS, BSD): `ps` gives the state and start time. */
-function psIdentity(pid: number): string | undefined {
+/**
+ * Asks `ps` (Linux and macOS alike) for the process's state and start time. `ps` rather than
+ * `/proc`: Deno reads `/proc/<pid>/…` only with every permission, and the gateway has fewer.
+ */
+export function probeProcess(pid: number): ProcessProbe {
   try {
     const out = new Deno.Command("ps", {
       args: ["-o", "stat=,lstart=", "-p", String(pid)],
@@ -52,9 +25,53 @@ function psIdentity(pid: number): string | undefined {
       stderr: "null",
     }).outputSync();
     const line = new TextDecoder().decode(out.stdout).trim();
-    if (!out.success || !line || line.startsWith("Z")) return undefined;
-    return line.replace(/^\S+\s+/, "");
+    // `ps -p` exits 1 with no line when the pid names no process.
+    return line ? parsePsLine(line) : out.code === 1 ? { state: "gone" } : { state: "unknown" };
   } catch {
-    return undefined;
+    return { state: "unknown" };
+  }
+}
+
+/** `Ss   Sat Nov 28 04:08:10 2026` → running since that time; a `Z` state is a zombie. */
+export function parsePsLine(line: string): ProcessProbe {
+  const match = /^(\S+)\s+(.+)$/.exec(line.trim());
+  if (!match) return { state: "unknown" };
+  if (match[1].startsWith("Z")) return { state: "zombie" };
+  return { state: "running", started: match[2].replace(/\s+/g, " ") };
+}
+
+/** The running process `pid`'s identity; undefined when it is gone, a zombie, or unknown. */
+export function processIdentity(pid: number): string | undefined {
+  const probe = probeProcess(pid);
+  return probe.state === "running" ? probe.started : undefined;
+}
+
+/**
+ * Whether `pid` still runs as the process whose identity was recorded (any, when none was).
+ * When `ps` cannot tell, a process that exists counts as alive: keeping a dead gateway's
+ * workspaces until the next start is better than removing a live one's.
+ */
+export function ownerAlive(
+  pid: number,
+  identity?: string,
+  probe: (pid: number) => ProcessProbe = probeProcess,
+): boolean {
+  const found = probe(pid);
+  switch (found.state) {
+    case "running":
+      return identity === undefined || found.started === identity;
+    case "unknown":
+      return pidExists(pid);
+    default:
+      return false;
+  }
+}
+
+function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === "EPERM";
   }
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { parseWrkOutput } from "../../scripts/bench/load.ts";
-import { SCENARIOS, selectScenarios } from "../../scripts/bench/main.ts";
+import { parseWrkOutput } from "../../scripts/bench/http_load.ts";
+import { OPT_IN_SCENARIOS, SCENARIOS, selectScenarios } from "../../scripts/bench/main.ts";
 import { TokenLatencies } from "../../scripts/bench/scenarios/passthrough.ts";
 import { largeMessagesBody } from "../../scripts/bench/scenarios/utility.ts";
 
@@ -47,6 +47,16 @@ Deno.test("selectScenarios keeps the runner's order and rejects unknown names", 
     ["parallel", "utility"],
   );
   assert.throws(() => selectScenarios(SCENARIOS, "parallel,nope"), /unknown scenario nope/);
+});
+
+Deno.test("an opt-in scenario runs only when named", () => {
+  assert.ok(
+    !selectScenarios(SCENARIOS, undefined, OPT_IN_SCENARIOS).some((s) => s.name === "team"),
+  );
+  assert.deepEqual(
+    selectScenarios(SCENARIOS, "team", OPT_IN_SCENARIOS).map((s) => s.name),
+    ["team"],
+  );
 });
 
 Deno.test("every scenario has a distinct name", () => {

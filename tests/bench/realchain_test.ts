@@ -14,11 +14,6 @@ import {
 } from "../../scripts/bench/scenarios/realchain.ts";
 import { findClis } from "../../scripts/bench/realchain/clis.ts";
 import { parseSse } from "../support/sse_reader.ts";
-import {
-  bareInvocation,
-  childrenCpuMs,
-  withoutSequence,
-} from "../../scripts/bench/realchain/direct_cli.ts";
 import { turnTable } from "../../scripts/bench/realchain/report.ts";
 import {
   promptKind,
@@ -262,22 +257,4 @@ Deno.test({
       await Deno.remove(tempDir, { recursive: true });
     }
   },
-});
-
-Deno.test("childrenCpuMs reads the children's user + system time from bash's `times`", () => {
-  assert.equal(childrenCpuMs("0m0.001s 0m0.002s\n0m1.250s 0m0.125s\n"), 1375);
-  assert.ok(Number.isNaN(childrenCpuMs("")), "no output: unknown, not 0");
-});
-
-Deno.test("bareInvocation takes every candidate switch out, wherever the adapter put it", () => {
-  const shipped = {
-    args: ["exec", "-c", "analytics.enabled=false", "--json", "-"],
-    env: { GEMINI_CLI_NO_RELAUNCH: "true", HOME: "/h" },
-  };
-  const bare = bareInvocation(shipped, [
-    { label: "a", args: ["-c", "analytics.enabled=false"] },
-    { label: "b", env: { GEMINI_CLI_NO_RELAUNCH: "true" } },
-  ]);
-  assert.deepEqual(bare, { args: ["exec", "--json", "-"], env: { HOME: "/h" } });
-  assert.deepEqual(withoutSequence(["-c", "x", "-c", "y"], ["-c", "y"]), ["-c", "x"]);
 });

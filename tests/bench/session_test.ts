@@ -20,7 +20,7 @@ import {
   sessionReply,
 } from "../../scripts/bench/scenarios/session.ts";
 import { requestTable, sessionTotals } from "../../scripts/bench/session_report.ts";
-import { claudeCodeSession, conversationChars } from "../../scripts/bench/session_transcript.ts";
+import { claudeCodeSession, conversationChars } from "../support/session_transcript.ts";
 import { OPT_IN_SCENARIOS, selectScenarios } from "../../scripts/bench/main.ts";
 import { startServer } from "../../src/server/wiring.ts";
 import { configOf } from "../support/test_config.ts";

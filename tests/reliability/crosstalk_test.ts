@@ -2,7 +2,7 @@
  * The load driver's no-cross-talk check, small and fast: 20 concurrent streaming turns over
  * both protocols on the real server with `sh` fakes; each answer must name only its own turn's
  * marker, none may fail, and no child may be left running. (The 50-turn burst and the 1,000
- * turn soak live in `scripts/load.ts`.)
+ * turn soak are the bench's `load` scenario.)
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -15,7 +15,7 @@ import {
   leftoverFakes,
   loadConfig,
   type LoadTurn,
-} from "../../scripts/load.ts";
+} from "../support/marker_turns.ts";
 
 Deno.test("cross-talk: the load driver's checks catch a foreign marker and a missing synthesis", () => {
   const turn = (answer: string): LoadTurn => ({

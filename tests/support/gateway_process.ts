@@ -8,9 +8,9 @@ import YAML from "yaml";
 
 export const ROOT = new URL("../../", import.meta.url).pathname;
 
-/** The permission flags of `deno task start`, so tests run what users run. */
-export function startTaskFlags(): string[] {
-  const config = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")));
+/** The flags of `deno task start` (of the checkout at `root`), so tests run what users run. */
+export function startTaskFlags(root = ROOT): string[] {
+  const config = JSON.parse(Deno.readTextFileSync(join(root, "deno.json")));
   const words = String(config.tasks.start).split(/\s+/);
   const flags = words.slice(words.indexOf("run") + 1, words.indexOf("main.ts"))
     .filter((w) => w.startsWith("--"));
@@ -20,12 +20,19 @@ export function startTaskFlags(): string[] {
 
 /** `deno run` of this checkout's main.ts with the start task's flags, then `args`. */
 export function mainArgs(...args: string[]): string[] {
+  return checkoutArgs(ROOT, [], args);
+}
+
+/** `deno run` of `root`'s main.ts with `denoFlags` and its start task's flags, then `args`. */
+function checkoutArgs(root: string, denoFlags: readonly string[], args: string[]): string[] {
+  const flags = startTaskFlags(root);
   return [
     "run",
     "--config",
-    join(ROOT, "deno.json"),
-    ...startTaskFlags(),
-    join(ROOT, "main.ts"),
+    join(root, "deno.json"),
+    ...denoFlags,
+    ...flags,
+    join(root, "main.ts"),
     ...args,
   ];
 }
@@ -66,6 +73,17 @@ export interface GatewayProcess {
   stop(): Promise<number>;
 }
 
+export interface SpawnOptions {
+  /** Runs under `ulimit -n` (Linux and macOS). */
+  fileLimit?: number;
+  /** The checkout whose main.ts runs (default: this one). */
+  root?: string;
+  /** Extra `deno run` flags (e.g. `--cpu-prof`). */
+  denoFlags?: readonly string[];
+  /** The working directory (default: `dir`). */
+  cwd?: string;
+}
+
 /**
  * Starts `main.ts serve` with the start task's flags, the YAML `config` (port 0) and an
  * isolated environment; resolves once it listens. stdout is drained continuously (a full
@@ -75,18 +93,23 @@ export async function spawnGateway(
   dir: string,
   config: Record<string, unknown>,
   env: Record<string, string> = {},
-  options: { fileLimit?: number } = {},
+  options: SpawnOptions = {},
 ): Promise<GatewayProcess> {
   const configPath = join(dir, "gateway.yaml");
   await Deno.writeTextFile(configPath, YAML.stringify({ port: 0, ...config }));
-  const argv = [Deno.execPath(), ...mainArgs("serve", "--config", configPath)];
+  const args = checkoutArgs(options.root ?? ROOT, options.denoFlags ?? [], [
+    "serve",
+    "--config",
+    configPath,
+  ]);
+  const argv = [Deno.execPath(), ...args];
   // With a file limit, through `sh -c 'ulimit -n N; exec …'` (Linux and macOS).
-  const [command, ...args] = options.fileLimit === undefined
+  const [command, ...commandArgs] = options.fileLimit === undefined
     ? argv
     : ["sh", "-c", `ulimit -n ${options.fileLimit} && exec "$@"`, "sh", ...argv];
   const child = new Deno.Command(command, {
-    args,
-    cwd: dir,
+    args: commandArgs,
+    cwd: options.cwd ?? dir,
     clearEnv: true,
     env: isolatedEnv(dir, env),
     stdin: "null",

@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { Isolator } from "../../src/workspace/isolation.ts";
 import { defaultWorkspaceRoot, WorkspaceRegistry } from "../../src/workspace/registry.ts";
 import {
-  identityFromStat,
   ownerAlive,
+  parsePsLine,
+  probeProcess,
   processIdentity,
 } from "../../src/workspace/process_identity.ts";
 import { gitRepo, linkedWorktrees, listDir, sh, tempDir } from "../support/git_repos.ts";
@@ -60,7 +61,7 @@ Deno.test(
         now = processIdentity(pid);
       }
       assert.equal(now, undefined, "the exited, unreaped process has no identity");
-      assert.ok(await Deno.stat(`/proc/${pid}`).then(() => true, () => Deno.build.os !== "linux"));
+      assert.equal(probeProcess(pid).state, "zombie", "it still exists, unreaped");
       assert.equal(ownerAlive(pid, identity), false);
       const removed = await new WorkspaceRegistry(state.path, { pid: 1 }).sweep();
       assert.deepEqual(removed, [dir]);
@@ -72,13 +73,18 @@ Deno.test(
   },
 );
 
-Deno.test("registry: identity from /proc's stat line, zombies and odd command names", () => {
-  const line = (state: string) =>
-    `42 (a (b) c) ${state} 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1 2 3`;
-  assert.equal(identityFromStat(line("S"), "boot"), "boot:98765");
-  assert.equal(identityFromStat(line("R"), "boot"), "boot:98765");
-  assert.equal(identityFromStat(line("Z"), "boot"), undefined);
-  assert.equal(identityFromStat("", "boot"), undefined);
+Deno.test("registry: identity from ps, zombies, and a ps that cannot tell", () => {
+  assert.deepEqual(parsePsLine("Ss   Sat Nov 28 04:08:10 2026"), {
+    state: "running",
+    started: "Sat Nov 28 04:08:10 2026",
+  });
+  assert.deepEqual(parsePsLine("Z+   Sat Nov 28 04:08:10 2026"), { state: "zombie" });
+  assert.deepEqual(parsePsLine("?"), { state: "unknown" });
+  // Without ps, a pid that exists is alive (kept), one that does not is dead.
+  const unknown = () => ({ state: "unknown" as const });
+  assert.equal(ownerAlive(Deno.pid, "any", unknown), true);
+  assert.equal(ownerAlive(2 ** 22 + 1, "any", unknown), false);
+  assert.equal(ownerAlive(Deno.pid, "then", () => ({ state: "running", started: "now" })), false);
 });
 
 Deno.test("registry: a crashed gateway's worktrees go at the next start while its pid is a zombie or reused", async () => {

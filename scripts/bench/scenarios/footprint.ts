@@ -5,34 +5,11 @@
  * note). Baseline: the bare Deno.serve process, idle and after as many requests.
  */
 import { messagesBody, pool, streamMessages } from "../client.ts";
-import {
-  councilConfig,
-  fakeAgent,
-  type ServerProcess,
-  startBaselineServer,
-  startGateway,
-} from "../processes.ts";
-import { quantile } from "../results.ts";
+import { councilConfig, fakeAgent, startBaselineServer, startGateway } from "../processes.ts";
 import { runs, type Scenario } from "../scenario.ts";
 import { failureOf } from "./turns.ts";
 
 const signed = (mb: number) => `${mb >= 0 ? "+" : ""}${mb.toFixed(1)}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The median of a few RSS readings `gapMs` apart, once the process has been idle `settleMs`. */
-async function idleRss(server: ServerProcess, settleMs = 1000, gapMs = 200): Promise<number> {
-  await sleep(settleMs);
-  const readings: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    readings.push(await server.rssMb());
-    await sleep(gapMs);
-  }
-  if (readings.some((mb) => !Number.isFinite(mb))) {
-    const log = await Deno.readTextFile(server.logPath).catch(() => "");
-    throw new Error(`pid ${server.pid} has exited; its log ends:\n${log.slice(-1500)}`);
-  }
-  return quantile(readings, 0.5);
-}
 
 export const footprint: Scenario = {
   name: "footprint",
@@ -48,7 +25,7 @@ export const footprint: Scenario = {
     const errors: string[] = [];
     const rss: Record<string, number> = {};
     try {
-      [rss.idle, rss.bareIdle] = await Promise.all([idleRss(gateway), idleRss(bare)]);
+      [rss.idle, rss.bareIdle] = await Promise.all([gateway.idleRssMb(), bare.idleRssMb()]);
       const idleParts = await gateway.rssPartsMb();
       const turns = async (from: number, to: number) => {
         const done = await pool(
@@ -62,15 +39,15 @@ export const footprint: Scenario = {
         }
       };
       await turns(0, checkpoint);
-      rss.afterCheckpoint = await idleRss(gateway);
+      rss.afterCheckpoint = await gateway.idleRssMb();
       await turns(checkpoint, total);
       rss.rightAfter = await gateway.rssMb();
-      rss.after = await idleRss(gateway, 2000);
+      rss.after = await gateway.idleRssMb(2000);
       const afterParts = await gateway.rssPartsMb();
       rss.anonGrowth = afterParts.anon - idleParts.anon;
       rss.fileGrowth = afterParts.file - idleParts.file;
       await pool(total, 4, () => streamMessages(bare.origin, messagesBody("Footprint")));
-      rss.bareAfter = await idleRss(bare, 2000);
+      rss.bareAfter = await bare.idleRssMb(2000);
       context.log(`footprint: ${JSON.stringify(rss)}`);
     } finally {
       await Promise.all([gateway.stop(), bare.stop()]);

@@ -1,5 +1,5 @@
 /**
- * A long session: a 60-request Claude Code-shaped session (session_transcript.ts, growing to
+ * A long session: a 60-request Claude Code-shaped session (tests/support/session_transcript.ts, growing to
  * about 400k characters) through the real gateway, fanned out on every request to three HTTP
  * children — two Anthropic (one with a small `contextTokens`, so its prompts are elided) and
  * one OpenAI-compatible — on a stub upstream that reports cache reads and writes by prefix as
@@ -28,7 +28,7 @@ import {
   requestTable,
   sessionTotals,
 } from "../session_report.ts";
-import { claudeCodeSession, conversationChars } from "../session_transcript.ts";
+import { claudeCodeSession, conversationChars } from "../../../tests/support/session_transcript.ts";
 
 /** The gateway reads the stub's "key" from this variable of its environment. */
 const KEY_VARIABLE = "COUNCIL_BENCH_STUB_KEY";

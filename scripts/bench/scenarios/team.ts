@@ -1,6 +1,6 @@
 /**
  * Team: turns per second through 3 replicas on one PostgreSQL database against 1 replica with the
- * JSONL ledger (one instant HTTP member, a stub upstream), and the database's share of a turn's
+ * JSONL ledger (one instant HTTP member on the fake vendor API), and the database's share of a turn's
  * wall: the store's work of one turn (reserve, three ledger records, settle) timed on its own
  * against a turn's wall through a replica. Needs PostgreSQL binaries (initdb, pg_ctl).
  */
@@ -11,11 +11,27 @@ import { messagesBody, pool, streamMessages } from "../client.ts";
 import { type ServerProcess, startGateway } from "../processes.ts";
 import { quantile, summarize } from "../results.ts";
 import { runs, type Scenario } from "../scenario.ts";
-import { KEY_VARIABLE, startStub, stubCouncil } from "../stub_council.ts";
 import { failureOf } from "./turns.ts";
-import { STUB_ANSWER } from "../stub_upstream.ts";
+import { startFakeVendor } from "../../../tests/support/fake_vendor/mod.ts";
 
 const CONCURRENCY = 12;
+/** The member's key variable (the fake vendor takes any key). */
+const KEY_VARIABLE = "COUNCIL_BENCH_TEAM_KEY";
+const ANSWER = "TEAM-ANSWER: the member answered.";
+
+/** A council of one `anthropic` member on the fake vendor at `origin`. */
+function oneMember(origin: string): Record<string, unknown> {
+  return {
+    fanOutPolicy: "never",
+    defaultAgents: [{
+      name: "api",
+      runner: "anthropic",
+      model: "claude-sonnet-4-5",
+      baseUrl: origin,
+      apiKeyEnv: KEY_VARIABLE,
+    }],
+  };
+}
 
 /** Runs `count` turns (each its own session) round-robin over `origins`; turns per second. */
 async function throughput(origins: string[], count: number, tag: string) {
@@ -24,7 +40,7 @@ async function throughput(origins: string[], count: number, tag: string) {
   const started = performance.now();
   await pool(count, CONCURRENCY, async (i) => {
     const turn = await streamMessages(origins[i % origins.length], messagesBody(`${tag} ${i}`));
-    const failure = failureOf(turn, STUB_ANSWER.slice(0, 40));
+    const failure = failureOf(turn, ANSWER);
     if (failure) errors.push(failure);
     else walls.push(turn.wallMs);
   });
@@ -63,10 +79,9 @@ export const team: Scenario = {
     Deno.env.set(KEY_VARIABLE, "bench");
     const servers: ServerProcess[] = [];
     const count = runs(context, 300, 60);
+    await using vendor = startFakeVendor({ answer: { text: ANSWER } });
     try {
-      const stub = await startStub(context, "team", { gapMs: 0, group: 1 });
-      servers.push(stub);
-      const member = stubCouncil(stub.origin);
+      const member = oneMember(vendor.origin);
       const single = await startGateway(context, {
         ...member,
         ledger: join(context.tempDir, "team-ledger.jsonl"),

@@ -3,7 +3,7 @@
  * latency, ten for throughput) and `GET /v1/models` under ten connections, each against the
  * bare Deno.serve doing the least the endpoint needs (parse the JSON, answer a constant).
  */
-import { runLoad } from "../load.ts";
+import { runLoad } from "../http_load.ts";
 import {
   councilConfig,
   fakeAgent,

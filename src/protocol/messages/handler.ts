@@ -2,20 +2,15 @@
 import { getLogger } from "@logtape/logtape";
 import type { Context } from "hono";
 import { describeTraffic } from "../../council/request/housekeeping.ts";
-import { newTurnRequest } from "../../council/request/turn_request.ts";
 import type { TurnRequest } from "../../council/types.ts";
 import { ANTHROPIC_CREDENTIALS, hostCredentials } from "../credentials.ts";
 import type { ProtocolDeps, ProtocolFactory } from "../protocol_handler.ts";
 import { newId } from "../ids.ts";
 import { describeInvalid } from "../invalid.ts";
-import {
-  applyAttachmentPolicy,
-  DEFAULT_ATTACHMENT_POLICY,
-  isRefusal,
-} from "../attachment_policy.ts";
+import { setUpTurn } from "../turn_setup.ts";
 import { streamTurn, TURN_FAILED } from "../stream_turn.ts";
 import { collectTurn } from "../consume_turn.ts";
-import { inputTokensOf, outputTokensOf } from "../usage.ts";
+import { outputTokensOf } from "../usage.ts";
 import { errorReply } from "../error_envelope.ts";
 import { messagesReply } from "./reply.ts";
 import { type MessagesRequest, MessagesRequestSchema, messagesTurnInput } from "./request.ts";
@@ -70,17 +65,17 @@ async function handle(
   body: unknown,
 ): Promise<Response> {
   const credentials = hostCredentials(c.req.raw.headers, ANTHROPIC_CREDENTIALS, deps);
-  const input = await applyAttachmentPolicy(
-    messagesTurnInput(parsed, credentials, messagesHints(c.req.raw.headers, body)),
-    deps.attachments ?? DEFAULT_ATTACHMENT_POLICY,
+  const hints = messagesHints(c.req.raw.headers, body);
+  const setup = await setUpTurn(
+    deps,
+    messagesTurnInput(parsed, credentials, hints),
     c.req.raw.signal,
   );
-  if (isRefusal(input)) {
-    logger.info("refused Messages request: {message}", { message: input.message });
-    return errorReply("messages", input.status, input.message);
+  if (setup.kind === "refused") {
+    logger.info("refused Messages request: {message}", { message: setup.message });
+    return errorReply("messages", setup.status, setup.message);
   }
-  const request = await newTurnRequest(input, deps.workspace);
-  const inputTokens = inputTokensOf(input);
+  const { request, inputTokens } = setup;
   logger.with({ turn: request.id }).info(
     "messages turn: model={model} stream={stream} tools={tools} continuation={continuation} " +
       "traffic={traffic}",

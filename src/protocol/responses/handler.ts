@@ -3,20 +3,14 @@ import { getLogger } from "@logtape/logtape";
 import type { Context } from "hono";
 import { systemClock } from "../../base/clock.ts";
 import { describeTraffic } from "../../council/request/housekeeping.ts";
-import { newTurnRequest } from "../../council/request/turn_request.ts";
 import type { TurnRequest } from "../../council/types.ts";
 import { hostCredentials, OPENAI_CREDENTIALS } from "../credentials.ts";
 import type { ProtocolDeps, ProtocolFactory } from "../protocol_handler.ts";
 import { newId } from "../ids.ts";
 import { describeInvalid } from "../invalid.ts";
-import {
-  applyAttachmentPolicy,
-  DEFAULT_ATTACHMENT_POLICY,
-  isRefusal,
-} from "../attachment_policy.ts";
+import { setUpTurn } from "../turn_setup.ts";
 import { streamTurn, TURN_FAILED } from "../stream_turn.ts";
 import { collectTurn } from "../consume_turn.ts";
-import { inputTokensOf } from "../usage.ts";
 import {
   answerText,
   answerTokens,
@@ -57,18 +51,18 @@ async function handle(
   body: unknown,
 ): Promise<Response> {
   const credentials = hostCredentials(c.req.raw.headers, OPENAI_CREDENTIALS, deps);
-  const input = await applyAttachmentPolicy(
-    responsesTurnInput(parsed, credentials, responsesHints(c.req.raw.headers, body)),
-    deps.attachments ?? DEFAULT_ATTACHMENT_POLICY,
+  const hints = responsesHints(c.req.raw.headers, body);
+  const setup = await setUpTurn(
+    deps,
+    responsesTurnInput(parsed, credentials, hints),
     c.req.raw.signal,
   );
-  if (isRefusal(input)) {
-    logger.info("refused Responses request: {message}", { message: input.message });
-    const code = input.status === 413 ? "request_too_large" : "invalid_value";
-    return errorReply("responses", input.status, input.message, { param: "input", code });
+  if (setup.kind === "refused") {
+    logger.info("refused Responses request: {message}", { message: setup.message });
+    const code = setup.status === 413 ? "request_too_large" : "invalid_value";
+    return errorReply("responses", setup.status, setup.message, { param: "input", code });
   }
-  const request = await newTurnRequest(input, deps.workspace);
-  const inputTokens = inputTokensOf(input);
+  const { request, inputTokens } = setup;
   const head: ResponseHead = {
     id: newId("resp_"),
     model: request.model,

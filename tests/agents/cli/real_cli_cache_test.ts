@@ -8,8 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { findTestCli } from "../../support/agent_runner.ts";
-import { type CliName, measureCli } from "../../../scripts/bench/cli_cache.ts";
-import { claudeCodeSession } from "../../../scripts/bench/session_transcript.ts";
+import { type CliName, measureCli } from "./cli_cache_turns.ts";
+import { claudeCodeSession } from "../../support/session_transcript.ts";
 
 const CLIS: { name: CliName; version: RegExp; requests: number }[] = [
   { name: "claude", version: /Claude Code/, requests: 3 },

@@ -6,19 +6,22 @@
  * what the CLI itself reports as cache reads.
  */
 import { join } from "node:path";
-import type { AgentConfig } from "../../src/config/mod.ts";
-import { createAgentRunner } from "../../src/agents/run.ts";
-import { promptText } from "../../src/agents/prompt_text.ts";
-import { cacheKeyOf } from "../../src/council/prompt/compose.ts";
-import { actionPrompt } from "../../src/council/prompt/prompts.ts";
-import { MessagesRequestSchema, messagesTurnInput } from "../../src/protocol/messages/request.ts";
-import { contextTokensOf } from "../../src/agents/context_budget.ts";
+import type { AgentConfig } from "../../../src/config/mod.ts";
+import { createAgentRunner } from "../../../src/agents/run.ts";
+import { promptText } from "../../../src/agents/prompt_text.ts";
+import { cacheKeyOf } from "../../../src/council/prompt/compose.ts";
+import { actionPrompt } from "../../../src/council/prompt/prompts.ts";
+import {
+  MessagesRequestSchema,
+  messagesTurnInput,
+} from "../../../src/protocol/messages/request.ts";
+import { contextTokensOf } from "../../../src/agents/context_budget.ts";
 import {
   type CacheUpstream,
   commonPrefix,
   startCacheUpstream,
   type UpstreamCall,
-} from "./upstream_calls.ts";
+} from "../../../scripts/bench/upstream_calls.ts";
 
 export type CliName = "claude" | "codex" | "gemini";
 

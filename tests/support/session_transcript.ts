@@ -6,7 +6,7 @@
  * then. Each host request repeats the whole history, as Claude Code does. Deterministic (seeded).
  */
 
-import { seededRandom } from "../../tests/support/fake_vendor/latency.ts";
+import { seededRandom } from "./fake_vendor/latency.ts";
 
 type Json = Record<string, unknown>;
 
