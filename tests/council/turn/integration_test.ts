@@ -240,7 +240,12 @@ Deno.test("real processes: interleaved child text reaches progress, never the an
       gemini: { reply: "charlie thinks" },
     });
     const { runTurn } = createCouncil({
-      config: withAgents(agents, { fanOutPolicy: "always", progressDetail: "interleaved" }),
+      // Every child's text is the point: no quorum may cut a slow one off under load.
+      config: withAgents(agents, {
+        fanOutPolicy: "always",
+        progressDetail: "interleaved",
+        quorum: { minAnswers: 0 },
+      }),
       runAgent,
     });
     const turn = await collect(runTurn(testRequest(), new AbortController().signal));
