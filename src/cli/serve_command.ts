@@ -5,7 +5,7 @@
  */
 import { bindPolicyProblem } from "../config/bind_policy.ts";
 import { type Config, ConfigError } from "../config/mod.ts";
-import { missingCommands } from "../config/missing_commands.ts";
+import { missingCommands } from "../agents/cli/runners.ts";
 import {
   collectSecrets,
   type Logger,

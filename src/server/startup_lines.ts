@@ -1,6 +1,7 @@
-/** The two lines a gateway logs as it starts: its effective policy, and what to do next. */
+/** The lines the gateway logs as it starts: where it listens, what to do next, a missing council. */
 import type { Config } from "../config/mod.ts";
 import { urlHost } from "../base/origins.ts";
+import { discoverableNames } from "../agents/cli/runners.ts";
 import { PATHS } from "./app.ts";
 
 /** The startup line of CONTRACT.md §3. */
@@ -19,4 +20,10 @@ export function nextStepsLine(config: Readonly<Config>, port: number): string {
   const portFlag = port === 6767 ? "" : ` --port ${port}`;
   return `dashboard: http://${urlHost(config.host)}:${port}/ · point a host at it: ` +
     `council-gateway connect claude${portFlag} (or codex)`;
+}
+
+/** The warning when there is no council: no agents configured, and no agent CLI on PATH. */
+export function noAgentsLine(): string {
+  return `no agents: defaultAgents is not configured and no ${discoverableNames()} CLI was ` +
+    "found on PATH; every turn will answer with an error until one is";
 }

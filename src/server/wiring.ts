@@ -38,10 +38,7 @@ import type { ConnectionLimits, ConnectionPhase } from "./connections.ts";
 import { connectionCap, processFileLimit } from "./file_limit.ts";
 import { serve } from "./serve.ts";
 import { TurnSlots } from "./middleware/turn_slots.ts";
-import { discoverableNames } from "../agents/cli/runners.ts";
-import { nextStepsLine, startupLine } from "./startup_lines.ts";
-
-export { nextStepsLine };
+import { nextStepsLine, noAgentsLine, startupLine } from "./startup_lines.ts";
 
 export interface ServerOptions {
   /** Protocol handlers; default: the real council behind the real protocols. */
@@ -359,12 +356,7 @@ function logStart(w: Wiring, config: Readonly<Config>, port: number): void {
   const { log } = w;
   log.info(startupLine(config, port));
   log.info(nextStepsLine(config, port));
-  if (config.defaultAgents.length === 0) {
-    log.warn(
-      `no agents: defaultAgents is not configured and no ${discoverableNames()} CLI was ` +
-        "found on PATH; every turn will answer with an error until one is",
-    );
-  }
+  if (config.defaultAgents.length === 0) log.warn(noAgentsLine());
   if (w.keeper) {
     log.debug("children get their process group through {how}; {watchdog}", {
       how: describeGroupSpawn(machineGroupSpawn()),

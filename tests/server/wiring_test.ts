@@ -578,7 +578,7 @@ Deno.test("server: HEAD is not one of the four endpoints → 404 (Hono would ans
 });
 
 Deno.test("start-up: a second line names the dashboard and how to connect a host", async () => {
-  const { nextStepsLine } = await import("../../src/server/wiring.ts");
+  const { nextStepsLine } = await import("../../src/server/startup_lines.ts");
   const config = { host: "127.0.0.1" } as Parameters<typeof nextStepsLine>[0];
   assert.equal(
     nextStepsLine(config, 6767),

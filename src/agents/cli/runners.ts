@@ -9,6 +9,7 @@ import {
   AgentSchema,
   CLI_RUNNERS,
   type CliRunner,
+  type Config,
   isCliRunner,
   type Runner,
 } from "../../config/mod.ts";
@@ -67,4 +68,17 @@ export function discoverAgents(env: (name: string) => string | undefined): Agent
 /** The CLI runner whose model family a model id belongs to, if any serves it. */
 export function familyRunnerOf(model: string): CliRunner | undefined {
   return CLI_RUNNERS.find((runner) => CLI_ADAPTERS[runner].family?.models.test(model));
+}
+
+/** Configured CLI agents whose executable is not there (on PATH, or at the path given). */
+export function missingCommands(
+  config: Pick<Config, "defaultAgents">,
+  env: (name: string) => string | undefined,
+): { agent: string; command: string }[] {
+  return config.defaultAgents.flatMap((agent) => {
+    const adapter = cliAdapterOf(agent.runner);
+    if (!adapter) return [];
+    const command = agent.command ?? adapter.defaultCommand;
+    return findOnPath(command, env) === null ? [{ agent: agent.name, command }] : [];
+  });
 }

@@ -1,9 +1,10 @@
 /**
- * Runs the REAL `opencode` CLI as a council child against a local Chat Completions stub (a custom
- * provider in its config): the prompt arrives on stdin however long, its tool use and answer are
- * read from its JSON events, an image attachment reaches the model, read-only takes its write and
- * shell tools away, and no session is left in its database. Skipped, with a visible reason, when the CLI is not installed (see
- * real_claude_test.ts for where the real CLIs live).
+ * Runs the REAL `opencode` CLI as a council child against the fake vendor API's Chat Completions
+ * (a custom provider in its config): the prompt arrives on stdin however long, its tool use and
+ * answer are read from its JSON events, its token counts add up, an image attachment reaches the
+ * model, read-only takes its write and shell tools away, and no session is left in its database.
+ * Skipped, with a visible reason, when the CLI is not installed (see real_claude_test.ts for where
+ * the real CLIs live).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -12,14 +13,7 @@ import type { AgentConfig } from "../../../src/config/mod.ts";
 import { labelAttachments } from "../../../src/base/attachment.ts";
 import { PNG_4X3 } from "../../fixtures/images.ts";
 import { cleanBaseEnv, findTestCli, tempDir, testRunner } from "../../support/agent_runner.ts";
-import {
-  frame,
-  openaiFrames,
-  type SeenRequest,
-  sseResponse,
-  startStub,
-  type Stub,
-} from "../../support/model_api_stub.ts";
+import { type FakeVendor, startFakeVendor } from "../../support/fake_vendor/mod.ts";
 
 const opencode = findTestCli("opencode", /^\d+\.\d+/);
 if (!opencode.path) console.log(`real_opencode_test: skipped: ${opencode.reason}`);
@@ -29,46 +23,22 @@ interface ChatBody {
   tools?: { function: { name: string } }[];
 }
 
-const toolNames = (request: SeenRequest) =>
-  ((request.body as ChatBody).tools ?? []).map((tool) => tool.function.name).sort();
+const chats = (vendor: FakeVendor) => vendor.requests.filter((r) => r.api === "chat");
+const toolNames = (body: unknown) =>
+  ((body as ChatBody).tools ?? []).map((tool) => tool.function.name).sort();
+const afterToolResult = (body: unknown) => (body as ChatBody).messages.at(-1)?.role === "tool";
 
-/** A stream whose one choice calls `tool` with `args`, after a line of narration. */
-function toolCallFrames(tool: string, args: Record<string, unknown>): string[] {
-  const chunk = (delta: unknown, finish: string | null) =>
-    frame(undefined, {
-      id: "chatcmpl-stub",
-      object: "chat.completion.chunk",
-      created: 1,
-      model: "m1",
-      choices: [{ index: 0, delta, finish_reason: finish }],
-    });
-  return [
-    chunk({ role: "assistant", content: "Checking first." }, null),
-    chunk({
-      tool_calls: [{
-        index: 0,
-        id: "call_1",
-        type: "function",
-        function: { name: tool, arguments: JSON.stringify(args) },
-      }],
-    }, null),
-    chunk({}, "tool_calls"),
-    "data: [DONE]\n\n",
-  ];
+/** The fake vendor: a request without a tool result calls `tool`, the one after it gets `answer`. */
+function startModel(tool: string, input: Record<string, unknown>, answer: string): FakeVendor {
+  return startFakeVendor()
+    .on({ api: "chat", when: (r) => !afterToolResult(r.body) }, {
+      parts: [{ text: "Checking first." }, { tool: { name: tool, input } }],
+    })
+    .on({ api: "chat" }, { text: answer });
 }
 
-/** The stub: the first request calls `tool`, the one after its result gets `answer`. */
-function startModel(tool: string, args: Record<string, unknown>, answer: string): Stub {
-  return startStub((request) => {
-    if (!request.path.endsWith("/chat/completions")) return new Response("", { status: 404 });
-    const { messages } = request.body as ChatBody;
-    if (messages.at(-1)?.role !== "tool") return sseResponse(toolCallFrames(tool, args));
-    return sseResponse(openaiFrames([answer], { input: 70, output: 5, cacheRead: 20 }));
-  });
-}
-
-/** A home whose OpenCode config has the stub as a custom OpenAI-compatible provider. */
-async function homeFor(root: string, stub: Stub): Promise<string> {
+/** A home whose OpenCode config has the fake vendor as a custom OpenAI-compatible provider. */
+async function homeFor(root: string, vendor: FakeVendor): Promise<string> {
   const home = join(root, "home");
   await Deno.mkdir(join(home, ".config", "opencode"), { recursive: true });
   const config = {
@@ -79,7 +49,7 @@ async function homeFor(root: string, stub: Stub): Promise<string> {
       stub: {
         npm: "@ai-sdk/openai-compatible",
         name: "Stub",
-        options: { baseURL: `${stub.origin}/v1`, apiKey: "{env:STUB_API_KEY}" },
+        options: { baseURL: `${vendor.origin}/v1`, apiKey: "{env:STUB_API_KEY}" },
         // Declared to take images: OpenCode drops image parts for a model that does not.
         models: {
           m1: {
@@ -119,8 +89,8 @@ Deno.test({
     const project = join(scope.path, "project");
     await Deno.mkdir(project);
     await Deno.writeTextFile(join(project, "notes.txt"), "plums are ripe\n");
-    await using stub = startModel("read", { filePath: join(project, "notes.txt") }, "Plums.");
-    const home = await homeFor(scope.path, stub);
+    await using vendor = startModel("read", { filePath: join(project, "notes.txt") }, "Plums.");
+    const home = await homeFor(scope.path, vendor);
     // Longer than one argv string may be (128 KiB): only stdin can carry it.
     const prompt = `What do the notes say?\n${"filler words ".repeat(16_000)}\nEnd of task.`;
     const events: AgentEvent[] = [];
@@ -135,18 +105,18 @@ Deno.test({
       events.some((e) => e.type === "activity" && e.text === "Read notes.txt"),
       JSON.stringify(events.filter((e) => e.type === "activity")),
     );
-    // The stub's counts, as OpenCode reported them (its cost is 0: a model it has no price for).
-    assert.deepEqual(
-      [result.usage.inputTokens, result.usage.outputTokens, result.usage.cacheReadTokens],
-      [70, 5, 20],
-      JSON.stringify(result.usage),
-    );
-    const first = stub.requests.find((r) => r.path.endsWith("/chat/completions"));
+    // The fake vendor's counts (the second request reads the first one's prompt from its
+    // cache), as OpenCode reported them step by step and the parser summed them.
+    const sum = (key: "total" | "read") => chats(vendor).reduce((n, r) => n + r.cache[key], 0);
+    assert.equal(result.usage.inputTokens, sum("total"), JSON.stringify(result.usage));
+    assert.equal(result.usage.cacheReadTokens, sum("read"));
+    assert.ok(sum("read") > 0 && result.usage.outputTokens > 0, JSON.stringify(result.usage));
+    const first = chats(vendor)[0];
     const user = (first?.body as ChatBody).messages.find((m) => m.role === "user");
     assert.ok(JSON.stringify(user?.content).includes("End of task."), "the whole prompt arrived");
     assert.equal(first?.headers.get("authorization"), "Bearer test-key");
     // Full-auto: its write and shell tools are offered.
-    assert.ok(toolNames(first!).includes("bash"), toolNames(first!).join(", "));
+    assert.ok(toolNames(first.body).includes("bash"), toolNames(first.body).join(", "));
     const data = join(home, ".local", "share", "opencode");
     const kept = [...Deno.readDirSync(data)].map((entry) => entry.name);
     assert.ok(!kept.some((name) => name.startsWith("opencode.db")), kept.join(", "));
@@ -160,8 +130,8 @@ Deno.test({
     await using scope = await tempDir("council-opencode-");
     const project = join(scope.path, "project");
     await Deno.mkdir(project);
-    await using stub = startStub(() => sseResponse(openaiFrames(["A red square."], undefined)));
-    const home = await homeFor(scope.path, stub);
+    await using vendor = startFakeVendor({ answer: { text: "A red square." } });
+    const home = await homeFor(scope.path, vendor);
     const attachments = labelAttachments([
       { kind: "image", mediaType: "image/png", source: { type: "base64", data: PNG_4X3 } },
     ]);
@@ -172,7 +142,7 @@ Deno.test({
     );
     assert.equal(result.ok, true, result.error);
     assert.equal(result.text, "A red square.");
-    const user = (stub.requests[0].body as ChatBody).messages.find((m) => m.role === "user");
+    const user = (chats(vendor)[0].body as ChatBody).messages.find((m) => m.role === "user");
     const parts = JSON.stringify(user?.content);
     assert.ok(parts.includes(`data:image/png;base64,${PNG_4X3}`), parts.slice(0, 400));
     assert.ok(parts.includes("What does [image #1: image/png] show?"), parts.slice(0, 400));
@@ -187,15 +157,15 @@ Deno.test({
     const project = join(scope.path, "project");
     await Deno.mkdir(project);
     const target = join(project, "written.txt");
-    await using stub = startModel("write", { filePath: target, content: "x" }, "Could not.");
-    const home = await homeFor(scope.path, stub);
+    await using vendor = startModel("write", { filePath: target, content: "x" }, "Could not.");
+    const home = await homeFor(scope.path, vendor);
     const result = await testRunner({ baseEnv: cleanBaseEnv(), killGraceMs: 1000 })(
       agentFor(home, ["--auto"]),
       "Write the file.",
       { role: "child", cwd: project, access: "read-only" },
     );
     assert.equal(result.ok, true, result.error);
-    const tools = toolNames(stub.requests[0]);
+    const tools = toolNames(chats(vendor)[0].body);
     assert.ok(tools.includes("read"), tools.join(", "));
     for (const tool of ["bash", "edit", "write", "task"]) {
       assert.ok(!tools.includes(tool), `${tool} offered: ${tools.join(", ")}`);
