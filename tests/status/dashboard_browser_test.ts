@@ -143,6 +143,18 @@ Deno.test({
         await page.evaluate<string>(`document.querySelector("#spend p").textContent`),
         /\$0\.0500 over 1 turns/,
       );
+      // Seats: each member's part in the council, as a table, a chart and one sentence each.
+      await page.waitFor(`document.querySelector('#seats tr[data-agent="codex"]')`, "seats");
+      const codexSeat = await page.evaluate<string[]>(
+        `[...document.querySelectorAll('#seats tr[data-agent="codex"] td')].map((td) => td.textContent)`,
+      );
+      assert.equal(codexSeat[1], "1", "codex sat one turn");
+      assert.ok(await page.evaluate(`document.querySelector("#seats svg") !== null`), "a chart");
+      const sentences = await page.evaluate<string>(
+        `document.querySelector("#seats ul").textContent`,
+      );
+      assert.match(sentences, /codex:/);
+      await page.screenshot(await screenshotPath("dashboard-seats.png"));
     } finally {
       release.open();
       await server.shutdown();
