@@ -105,7 +105,12 @@ Deno.test({
       console.log(`pane while the turn runs:\n${live.trimEnd()}\n`);
       const done = await within(
         eventually(
-          () => /^council · idle · 1 turn · \$\d+\.\d\d$/.test(statusLine() ?? "") && pane(),
+          // After the turn: the totals, then Claude Code's context use and the council's window
+          // (Claude Code counts against its own model's window, larger than the council's).
+          () =>
+            /^council · idle · 1 turn · \$\d+\.\d\d · ctx \d+% of [\d.]+[kM] · council \d+k$/.test(
+              statusLine() ?? "",
+            ) && pane(),
           "idle",
           60_000,
           250,
