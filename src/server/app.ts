@@ -194,7 +194,14 @@ function authenticate(deps: AppDeps, log: Logger): MiddlewareHandler<AppEnv> {
         `unauthorized: too many failed attempts from this address; retry in ${seconds}s`;
       return refuse(c, 401, message, { retryAfterSec: seconds });
     }
-    if (!isAuthorized(c.req.raw.headers) && !(await isPersonKey(deps.team, c))) {
+    const person = isAuthorized(c.req.raw.headers) ? "admin" : await personKeyOf(deps.team, c);
+    if (person === "unreachable") {
+      // The key cannot be checked: not the client's fault, so no failure is counted.
+      return refuse(c, 503, "the team database is unreachable; retry shortly", {
+        retryAfterSec: 2,
+      });
+    }
+    if (person === "none") {
       if (peer && throttle) throttle.failed(peer);
       return refuse(c, 401, "unauthorized");
     }
@@ -235,10 +242,20 @@ const parseBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-/** A person key lets in to the model paths only (the status routes need the admin token). */
-async function isPersonKey(team: TeamGate | undefined, c: AppContext): Promise<boolean> {
-  if (!team || !MODEL_PATHS.has(c.req.path)) return false;
-  return Boolean(await team.personKey(presentedTokens(c.req.raw.headers)).catch(() => false));
+/**
+ * A person key lets in to the model paths only (the status routes need the admin token);
+ * `unreachable` when a key was offered but the database cannot say whose it is.
+ */
+async function personKeyOf(
+  team: TeamGate | undefined,
+  c: AppContext,
+): Promise<"key" | "none" | "unreachable"> {
+  if (!team || !MODEL_PATHS.has(c.req.path)) return "none";
+  try {
+    return (await team.personKey(presentedTokens(c.req.raw.headers))) ? "key" : "none";
+  } catch {
+    return "unreachable";
+  }
 }
 
 /** Runs the turn through the team's gate, or answers its refusal in the protocol's envelope. */

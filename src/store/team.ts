@@ -188,7 +188,7 @@ export class Team {
       return {
         status: 401,
         type: "authentication_error",
-        message: "unknown or revoked key",
+        message: "unauthorized: unknown or revoked key",
         code: "invalid_api_key",
       };
     }

@@ -352,3 +352,43 @@ Deno.test("error replies: a WebSocket upgrade on /v1/responses is a 426 in OpenA
     },
   });
 });
+
+Deno.test("team database down: a person key gets 503 with retry-after, and its address is not locked out", async () => {
+  const throttle = new AuthThrottle({ ...AUTH_THROTTLE_RULE, capacity: 4, clock: new FakeClock() });
+  let gated = 0;
+  const app = createApp({
+    config: serverConfig({ token: TOKEN }),
+    messages: echo("m"),
+    responses: echo("r"),
+    limits: { authFailures: throttle },
+    team: {
+      // As the team does: only a person key's lookup reaches the database, which is down.
+      personKey: (presented) =>
+        presented.some((t) => t.startsWith("cgk_"))
+          ? Promise.reject(new Error("connection refused"))
+          : Promise.resolve(undefined),
+      gate: (_presented, next) => {
+        gated++;
+        return next().then(() => undefined);
+      },
+    },
+  });
+  const env: RequestEnv = { peer: "10.0.0.7" };
+  for (let i = 0; i < AUTH_THROTTLE_RULE.maxFailures + 2; i++) {
+    const reply = await app.request(
+      PATHS.messages,
+      post(hostBody("messages"), { "x-api-key": "cgk_someones_key" }),
+      env,
+    );
+    assert.equal(reply.status, 503, `request ${i + 1}`);
+    assert.equal(reply.headers.get("retry-after"), "2");
+    const body = await reply.json();
+    assert.equal(body.type, "error");
+    assert.match(body.error.message, /database is unreachable/);
+  }
+  assert.equal(throttle.blockedForMs("10.0.0.7"), 0, "no failure was counted");
+  assert.equal(gated, 0);
+  // An unknown token is still a 401 and still counted.
+  const wrong = await app.request(PATHS.messages, post("{}", { "x-api-key": "wrong" }), env);
+  assert.equal(wrong.status, 401);
+});
