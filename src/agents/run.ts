@@ -30,8 +30,11 @@ export interface AgentRunnerOptions {
   passApiKeys: boolean;
   /** Variables holding HTTP agents' keys (`apiKeyVariables`): no CLI child gets them either. */
   credentialVariables?: readonly string[];
-  /** The gateway's own inbound token: no child gets it, under any variable name. */
-  gatewayToken?: string;
+  /**
+   * The gateway's own secrets (its inbound token, its database's password): no child gets them,
+   * under any variable name.
+   */
+  gatewaySecrets?: readonly string[];
   /** This gateway's own origins (e.g. http://127.0.0.1:6767), known once it listens. */
   selfOrigins: () => string[];
   /** Config `pricing`, merged over the built-in table. */
@@ -80,7 +83,7 @@ const logFor = (turnId?: string) => (turnId ? logger.with({ turn: turnId }) : lo
 /** The settings of both kinds of run, from the options and their defaults. */
 function settingsOf(options: AgentRunnerOptions): CliSettings & HttpSettings {
   const clock = options.clock ?? systemClock;
-  const withheld = options.gatewayToken ? [options.gatewayToken] : [];
+  const withheld = (options.gatewaySecrets ?? []).filter((secret) => secret !== "");
   /** The gateway's variables scrubbed once, again only when its origins change (at listen). */
   let scrubbed: { origins: string; env: Record<string, string> } | undefined;
   return {

@@ -23,6 +23,7 @@ import { createCouncil } from "../council/turn/turn.ts";
 import type { TurnJournal } from "../council/journal.ts";
 import { type Sessions, SessionStore } from "../council/session.ts";
 import type { Team } from "../store/team.ts";
+import { urlPassword } from "../store/url.ts";
 import { dirname, join } from "node:path";
 import { startIsolator } from "../workspace/startup.ts";
 import { defaultWorkspaceRoot } from "../workspace/registry.ts";
@@ -163,6 +164,14 @@ function latenessStoreFor(workspaceRoot: string | null | undefined) {
   return root ? latenessFile(join(dirname(root), LATENESS_FILE)) : undefined;
 }
 
+/** What no child may see: the inbound token and the team database's password. */
+export function gatewaySecrets(config: Readonly<Config>): string[] {
+  if (!config.database) return config.token ? [config.token] : [];
+  const pgPassword = Deno.env.get("PGPASSWORD");
+  return [config.token, ...urlPassword(config.database), pgPassword]
+    .filter((secret): secret is string => Boolean(secret));
+}
+
 /** The council for `config` behind both protocols. */
 function protocolHandlers(w: Wiring, config: Readonly<Config>) {
   void w.pool?.shutdown();
@@ -170,7 +179,7 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     createAgentRunner({
       passApiKeys: config.passApiKeys,
       credentialVariables: apiKeyVariables([...config.defaultAgents, config.judge]),
-      gatewayToken: config.token,
+      gatewaySecrets: gatewaySecrets(config),
       selfOrigins: () => w.origins,
       pricing: config.pricing,
       groups: keeperFor(w, config),

@@ -5,7 +5,7 @@ import { FakeClock } from "../support/fake_clock.ts";
 import { type Config, ConfigError, loadConfig } from "../../src/config/mod.ts";
 import { setupLogging } from "../../src/base/log.ts";
 import type { ProtocolHandler } from "../../src/protocol/protocol_handler.ts";
-import { DEFAULT_GRACE_MS, startServer } from "../../src/server/wiring.ts";
+import { DEFAULT_GRACE_MS, gatewaySecrets, startServer } from "../../src/server/wiring.ts";
 import { selfOriginsFor } from "../../src/base/origins.ts";
 import { createApp } from "../../src/server/app.ts";
 import { ListenError } from "../../src/server/serve.ts";
@@ -585,4 +585,28 @@ Deno.test("start-up: a second line names the dashboard and how to connect a host
     "dashboard: http://127.0.0.1:6767/ · point a host at it: council-gateway connect claude (or codex)",
   );
   assert.match(nextStepsLine(config, 7001), /:7001\/ .*connect claude --port 7001 \(or codex\)$/);
+});
+
+Deno.test("children are kept from the gateway's own secrets: its token and its database's password", () => {
+  const previous = Deno.env.get("PGPASSWORD");
+  Deno.env.set("PGPASSWORD", "pg-env-secret");
+  try {
+    const team = configOf({
+      token: "gateway-token-0123456789",
+      database: "postgres://team:db-s3cret@127.0.0.1:5432/council",
+    });
+    assert.deepEqual(gatewaySecrets(team), [
+      "gateway-token-0123456789",
+      "db-s3cret",
+      "pg-env-secret",
+    ]);
+    // Without a database its variables are none of the gateway's business.
+    assert.deepEqual(gatewaySecrets(configOf({ token: "gateway-token-0123456789" })), [
+      "gateway-token-0123456789",
+    ]);
+    assert.deepEqual(gatewaySecrets(configOf({})), []);
+  } finally {
+    if (previous === undefined) Deno.env.delete("PGPASSWORD");
+    else Deno.env.set("PGPASSWORD", previous);
+  }
 });
