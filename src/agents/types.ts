@@ -272,6 +272,11 @@ export interface Adapter {
   family?: { models: RegExp; cheapModel?: string; api?: HttpRunner };
   /** It waits for a prompt that comes late (primed if need be): a synthesizer may start ahead. */
   waitsForPrompt: boolean;
+  /**
+   * Its error result ends the run: the CLI may not exit after printing it (its group is then
+   * ended at once, as after an answer, instead of waited for until the time-out).
+   */
+  endsOnError?: boolean;
   /** It uses tools of its own and narrates before them (its early text is not yet the answer). */
   usesTools: boolean;
   /**

@@ -65,10 +65,12 @@ export function watchChild(
       parsed = [{ type: "invalid", line: piece }];
     }
     recorder.absorb(parsed);
-    if (!state.finalSeen && parsed.some((item) => item.type === "final" && !item.error)) {
+    const ends = (item: ParsedLine) =>
+      item.type === "final" && (!item.error || adapter.endsOnError === true);
+    if (!state.finalSeen && parsed.some(ends)) {
       // Its answer is in; what a CLI does after it (flushing telemetry, tearing down) is nothing
       // the turn needs, so its group is ended now instead of waited for. A CLI reporting an
-      // error is left to exit on its own: its exit code says more.
+      // error is left to exit on its own (its exit code says more), unless it may never exit.
       state.finalSeen = true;
       child.end();
       if (options.onWindDown) cutShort?.();

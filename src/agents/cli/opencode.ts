@@ -129,6 +129,7 @@ export const opencodeAdapter: Adapter = {
   // It runs any provider's models: it serves no family of its own. It reads its whole stdin
   // before it starts, however late the prompt comes.
   waitsForPrompt: true,
+  endsOnError: true,
   usesTools: true,
   stdout: "jsonl",
   argv(agent, { model, delivery }) {

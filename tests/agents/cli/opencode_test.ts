@@ -11,6 +11,7 @@ import type { AgentConfig } from "../../../src/config/mod.ts";
 import type { LabelledAttachment } from "../../../src/base/attachment.ts";
 import { discoverAgents } from "../../../src/agents/cli/runners.ts";
 import { envOf, tempDir, writeScript } from "../../support/temp_scripts.ts";
+import { testRunner } from "../../support/agent_runner.ts";
 
 /** Recorded from `opencode run --format json` 1.18.33 against a local stub (ids shortened). */
 function recorded(name: string): string[] {
@@ -145,4 +146,32 @@ Deno.test("opencode discovery: on PATH, it joins with OpenCode's own model, afte
     "opencode",
     "default",
   ]]);
+});
+
+Deno.test("opencode: its error event ends the run at once, though the CLI does not exit after it", async () => {
+  await using dir = await tempDir();
+  const line = JSON.stringify({
+    type: "error",
+    error: { name: "APIError", data: { message: "stub overloaded", statusCode: 503 } },
+  });
+  // As OpenCode did against a failing model: the error event, then no exit.
+  const command = await writeScript(
+    dir.path,
+    "opencode",
+    `cat >/dev/null\necho '${line}'\nsleep 30`,
+  );
+  const agent = {
+    name: "opencode",
+    runner: "opencode",
+    model: "default",
+    command,
+    args: [],
+    env: {},
+    timeoutMs: 20_000,
+  } as AgentConfig;
+  const started = performance.now();
+  const result = await testRunner()(agent, "hi", { role: "child" });
+  assert.equal(result.ok, false);
+  assert.match(result.error ?? "", /stub overloaded/);
+  assert.ok(performance.now() - started < 10_000, "ended on the event, not at the time-out");
 });
