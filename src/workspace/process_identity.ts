@@ -21,6 +21,9 @@ export function probeProcess(pid: number): ProcessProbe {
   try {
     const out = new Deno.Command("ps", {
       args: ["-o", "stat=,lstart=", "-p", String(pid)],
+      // `lstart` is printed in the caller's time zone and locale: fixed, so that two gateways
+      // started with different TZ see the same identity.
+      env: { TZ: "UTC", LC_ALL: "C" },
       stdout: "piped",
       stderr: "null",
     }).outputSync();

@@ -43,6 +43,8 @@ export class WorkspaceRegistry {
   readonly #pid: number;
   readonly #isAlive: (pid: number, identity?: string) => boolean;
   readonly #identity: string | undefined;
+  /** Session slots this process's running turns hold (known without asking `ps`). */
+  readonly #heldSlots = new Set<string>();
 
   constructor(root: string, options: RegistryOptions = {}) {
     this.#root = root;
@@ -95,11 +97,18 @@ export class WorkspaceRegistry {
   /** The slot's directory, made for this turn; undefined while a live gateway's turn holds it. */
   async #claimSlot(root: string, slot: string): Promise<string | undefined> {
     const dir = join(root, `${SLOT_PREFIX}${safeName(slot)}`);
+    // Another turn of this session runs here now: no need to ask who owns it.
+    if (this.#heldSlots.has(dir)) return undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
-      if (await makeDir(dir).then(() => true, alreadyExists)) return dir;
-      // Left behind by a turn of a gateway that is gone: clean it up and take it.
+      if (await makeDir(dir).then(() => true, alreadyExists)) {
+        this.#heldSlots.add(dir);
+        return dir;
+      }
+      // Left behind by a turn that is over (this process's, whose clean-up failed, or a gateway
+      // that is gone): clean it up and take it.
       const record = await readRecord(dir);
-      if (record && this.#isAlive(record.pid, record.identity)) return undefined;
+      const ours = record?.pid === this.#pid && record.identity === this.#identity;
+      if (record && !ours && this.#isAlive(record.pid, record.identity)) return undefined;
       if (!record && !(await olderThan(dir, TORN_RECORD_MS))) return undefined;
       await this.remove(dir);
     }
@@ -113,6 +122,8 @@ export class WorkspaceRegistry {
     await Deno.remove(dir, { recursive: true }).catch((err) => {
       if (!(err instanceof Deno.errors.NotFound)) throw err;
     });
+    // Only once it is gone: a turn claiming the slot meanwhile gets a path of its own.
+    this.#heldSlots.delete(dir);
   }
 
   /**

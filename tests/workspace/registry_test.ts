@@ -205,3 +205,44 @@ Deno.test("registry: the next start sweeps a dead gateway's session slots", asyn
   assert.deepEqual(removed.map((dir) => dir.split("/").pop()), ["s-dead"]);
   assert.equal(linkedWorktrees(repo.path).length, 1, "the live gateway's worktree is kept");
 });
+
+Deno.test("registry: a slot this process holds is known without asking ps; one it left behind is taken back", async () => {
+  await using state = await tempDir();
+  let asked = 0;
+  const registry = new WorkspaceRegistry(state.path, {
+    pid: 1,
+    isAlive: () => {
+      asked++;
+      return true;
+    },
+  });
+  const dir = await registry.open("t1", undefined, "own");
+  assert.notEqual(await registry.open("t2", undefined, "own"), dir);
+  assert.equal(asked, 0, "its own running turn holds it");
+  // A turn of this process whose clean-up failed left the slot behind: the next turn takes it.
+  const other = new WorkspaceRegistry(state.path, { pid: 1, isAlive: () => true });
+  const left = await other.open("t3", undefined, "left");
+  const fresh = new WorkspaceRegistry(state.path, {
+    pid: 1,
+    isAlive: () => {
+      asked++;
+      return true;
+    },
+  });
+  assert.equal(await fresh.open("t4", undefined, "left"), left);
+  assert.equal(asked, 0);
+});
+
+Deno.test("registry: a process's identity does not depend on the time zone it is asked in", () => {
+  const previous = Deno.env.get("TZ");
+  try {
+    Deno.env.set("TZ", "Asia/Tokyo");
+    const tokyo = processIdentity(Deno.pid);
+    Deno.env.set("TZ", "America/Los_Angeles");
+    assert.ok(tokyo);
+    assert.equal(processIdentity(Deno.pid), tokyo);
+  } finally {
+    if (previous === undefined) Deno.env.delete("TZ");
+    else Deno.env.set("TZ", previous);
+  }
+});
