@@ -305,4 +305,9 @@ Deno.test("status store: a turn's decision says whether the synthesizer picked o
     picked: "codex",
     candidates: 3,
   });
+  // The agents table counts the pick as it counts a chosen proposal.
+  const figures = Object.fromEntries(
+    store.document(INFO).agents.map((a) => [a.agent, [a.candidates, a.chosen]]),
+  );
+  assert.deepEqual(figures, { claude: [1, 0], codex: [1, 1], gemini: [1, 0] });
 });

@@ -163,6 +163,12 @@ function sendPick(turn: TurnContext, agent: AgentConfig, table: Shown, index: nu
     candidates: table.shown.length,
   });
   turn.progress(`${agent.name} picked ${child.label}'s answer`, "info");
+  // Per-agent figures count a pick as action turns count a chosen proposal.
+  turn.env.observer.synthesizerChose(turn.request.id, {
+    synthesizer: agent.name,
+    candidates: table.shuffled.map((reply) => reply.child.agent.name),
+    chosen: [child.agent.name],
+  });
   turn.answer.complete(table.shown[index].text);
 }
 
