@@ -108,13 +108,8 @@ function windowOf(c: Context): SeatWindow | undefined {
 }
 
 function badWindow(c: Context): Response {
-  return c.json({
-    type: "error",
-    error: {
-      type: "invalid_request_error",
-      message: `window: ${JSON.stringify(c.req.query("window"))} is not today, 7d or all`,
-    },
-  }, 400);
+  const message = `window: ${JSON.stringify(c.req.query("window"))} is not today, 7d or all`;
+  return errorReply("messages", 400, message);
 }
 
 /** Routes behind the gateway's auth. */

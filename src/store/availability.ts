@@ -70,10 +70,18 @@ export class RetryQueue {
   #pending = 0;
   #clock: Clock;
   #retryMs: number;
-  #onError: (error: unknown) => void;
+  #onError: (error: unknown, dropped: boolean) => void;
   #closed = false;
 
-  constructor(clock: Clock, retryMs: number, onError: (error: unknown) => void) {
+  /**
+   * `onError` hears of a write's first failure; `dropped` when it is no connection failure (the
+   * database refused the statement: retrying would hold every later write behind it forever).
+   */
+  constructor(
+    clock: Clock,
+    retryMs: number,
+    onError: (error: unknown, dropped: boolean) => void,
+  ) {
     this.#clock = clock;
     this.#retryMs = retryMs;
     this.#onError = onError;
@@ -91,7 +99,8 @@ export class RetryQueue {
           await write();
           return;
         } catch (error) {
-          if (failures === 0) this.#onError(error);
+          if (!isConnectionError(error)) return this.#onError(error, true);
+          if (failures === 0) this.#onError(error, false);
           await new Promise((resolve) =>
             this.#clock.setTimeout(() => resolve(null), this.#retryMs)
           );

@@ -38,14 +38,6 @@ export class LedgerRows {
         ${record.time}, ${agentOf(record)}, ${this.#sql.json(record as postgres.JSONValue)})`;
   }
 
-  /** Records in the order written, optionally those at or after `since` (ISO time) only. */
-  async read(since?: string): Promise<LedgerRecordLike[]> {
-    const rows = since === undefined
-      ? await this.#sql`SELECT record FROM ledger_records ORDER BY id`
-      : await this.#sql`SELECT record FROM ledger_records WHERE time >= ${since} ORDER BY id`;
-    return rows.map((row) => row.record as LedgerRecordLike);
-  }
-
   /**
    * The turn entries (ended at or after `since`, ISO time) and every outcome record, parsed as
    * the JSONL ledger's lines are: the input of the folds over records (usage, seats).
@@ -56,12 +48,5 @@ export class LedgerRows {
       WHERE (kind = 'turn' AND time >= ${since}) OR kind = 'outcome' ORDER BY id`;
     return rows.map((row) => parseLine(JSON.stringify(row.record)))
       .filter((line) => line.kind === "turn" || line.kind === "outcome");
-  }
-
-  /** A session's records in the order written. */
-  async ofSession(session: string): Promise<LedgerRecordLike[]> {
-    const rows = await this.#sql`
-      SELECT record FROM ledger_records WHERE session = ${session} ORDER BY id`;
-    return rows.map((row) => row.record as LedgerRecordLike);
   }
 }

@@ -92,7 +92,13 @@ export class Team {
         );
       }
     });
-    this.writes = new RetryQueue(clock, Math.min(this.#heartbeatMs, 1_000), () => {});
+    const retryMs = Math.min(this.#heartbeatMs, 1_000);
+    this.writes = new RetryQueue(clock, retryMs, (error, dropped) => {
+      const message = redact((error as Error)?.message ?? String(error));
+      if (dropped) {
+        this.#log.error("a database write failed and is dropped: {message}", { message });
+      } else this.#log.warn("a database write is retried: {message}", { message });
+    });
     this.sessions = new SharedSessions({
       rows: store.sessions,
       availability: this.availability,

@@ -176,3 +176,25 @@ Deno.test({
     });
   },
 });
+
+Deno.test("store: a write the database refuses is dropped and reported; one that lost the connection is retried", async () => {
+  const heard: [string, boolean][] = [];
+  const writes = new RetryQueue(systemClock, 5, (error, dropped) => {
+    heard.push([(error as Error).message, dropped]);
+  });
+  const done: string[] = [];
+  writes.push(() => Promise.reject(Object.assign(new Error("duplicate key"), { code: "23505" })));
+  let tries = 0;
+  writes.push(() => {
+    if (++tries < 3) {
+      return Promise.reject(Object.assign(new Error("gone"), { code: "CONNECTION_CLOSED" }));
+    }
+    done.push("retried");
+    return Promise.resolve();
+  });
+  writes.push(() => Promise.resolve(done.push("after")));
+  await writes.drain();
+  assert.deepEqual(done, ["retried", "after"], "nothing held behind the refused write");
+  assert.equal(tries, 3);
+  assert.deepEqual(heard, [["duplicate key", true], ["gone", false]]);
+});
