@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startServer } from "../../src/server/wiring.ts";
+import { SeatRecords } from "../../src/status/seat_records.ts";
 import { configOf } from "../support/test_config.ts";
 import { byAgent, fakeAgents } from "../support/scripted_agents.ts";
 import { postAction, readProposal } from "../support/action_requests.ts";
@@ -139,4 +140,18 @@ Deno.test("status API: agents[].seat from the ledger and this run, per window; a
     await server.shutdown();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("seats: figures are computed once per change of the records, not on every status frame", () => {
+  const records = new SeatRecords();
+  const now = Date.parse("2026-11-28T12:00:00Z");
+  const first = records.figures("all", now, ["claude"]);
+  assert.equal(records.figures("all", now + 1_000, ["claude"]), first, "the same figures again");
+  records.outcome("s1", { turn: "t1", toolUseId: "toolu_cgw_t1_0", result: "ok" }, now);
+  const after = records.figures("all", now + 2_000, ["claude"]);
+  assert.notEqual(after, first, "a new record: computed anew");
+  // A window that moves with the clock is computed anew once a minute has passed.
+  const today = records.figures("today", now, ["claude"]);
+  assert.equal(records.figures("today", now + 30_000, ["claude"]), today);
+  assert.notEqual(records.figures("today", now + 61_000, ["claude"]), today);
 });
