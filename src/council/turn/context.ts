@@ -66,15 +66,12 @@ export class TurnContext {
   readonly narrator: Narrator;
   readonly answer: AnswerWriter;
   readonly startedAt: number;
-  /** Children's labels, for the recap. */
-  #consulted: string[] = [];
   #answerStarted = false;
   #done = false;
   /** Set when no agent produced anything (the protocol may report the turn as failed). */
   #failed = false;
   /** For `onTurnEnd`: the decision, whether the turn counted, and every call's result. */
   #decision: TurnDecision = { kind: "unplanned", reason: "not planned", agents: [] };
-  #counted = false;
   readonly #calls: CallRecord[] = [];
   /** The session's hold on this turn's count and spend, once admitted. */
   #ticket: Ticket | undefined;
@@ -90,8 +87,9 @@ export class TurnContext {
   /** What the deciding step records for outcome signals (the chosen call, the synthesis). */
   #signals: TurnSignals = {};
 
+  /** Children's labels, for the recap. */
   get consulted(): readonly string[] {
-    return this.#consulted;
+    return this.#decision.agents;
   }
   get answerStarted(): boolean {
     return this.#answerStarted;
@@ -105,8 +103,9 @@ export class TurnContext {
   get decision(): TurnDecision {
     return this.#decision;
   }
+  /** Admitted turns count toward the session's cap (not capped, refused or agentless ones). */
   get counted(): boolean {
-    return this.#counted;
+    return this.#ticket !== undefined;
   }
   get calls(): readonly CallRecord[] {
     return this.#calls;
@@ -123,7 +122,6 @@ export class TurnContext {
 
   /** The plan is made: these children are consulted, for this reason. */
   planned(kind: TurnDecision["kind"], reason: string, children: readonly string[]): void {
-    this.#consulted = [...children];
     this.#decision = { kind, reason, agents: [...children] };
   }
 
@@ -141,7 +139,6 @@ export class TurnContext {
   /** The session admitted the turn: it counts, and holds its ticket until it settles. */
   admitted(ticket: Ticket): void {
     this.#ticket = ticket;
-    this.#counted = true;
   }
 
   /** A call ended; `cutOff` is its recap note when the council ended it early. */
@@ -236,7 +233,7 @@ export class TurnContext {
   /** The recap line; `soFar` while a call still runs (its cost not yet known). */
   recap(soFar = false): string {
     const wallMs = this.env.clock.now() - this.startedAt;
-    const line = recapLine(this.#consulted, wallMs, this.meter.calls, this.meter.usd);
+    const line = recapLine(this.#decision.agents, wallMs, this.meter.calls, this.meter.usd);
     const { synthesis } = this.#decision;
     return `${line}${soFar ? " so far" : ""}${this.#cutOffs.map((c) => ` · ${c}`).join("")}${
       synthesis && !soFar ? ` · ${synthesisNote(synthesis, "past")}` : ""
