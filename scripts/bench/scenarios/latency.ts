@@ -9,6 +9,7 @@
  */
 import { join } from "node:path";
 import { chainTurnBody, type TurnKind } from "./realchain.ts";
+import { gitRepo } from "../../../tests/support/git_repos.ts";
 import { streamMessages } from "../client.ts";
 import { startGateway } from "../processes.ts";
 import { type Figure, formatNumber, formatTable, quantile } from "../results.ts";
@@ -84,12 +85,18 @@ export function floorOf(calls: readonly RecordedRequest[], startedAt: number): n
   return lastChild - startedAt + (synth.firstTokenAt - synth.arrivedAt);
 }
 
-async function sendTurn(origin: string, kind: TurnKind, run: number, vendor: FakeVendor) {
+async function sendTurn(
+  origin: string,
+  kind: TurnKind,
+  run: number,
+  vendor: FakeVendor,
+  project: string,
+) {
   const before = vendor.requests.length;
   const startedAt = performance.now();
   let first = NaN;
   const mark = () => (first = Number.isNaN(first) ? performance.now() - startedAt : first);
-  const turn = await streamMessages(origin, chainTurnBody(kind, run), {
+  const turn = await streamMessages(origin, chainTurnBody(kind, run, project), {
     onTextDelta: mark,
     onEvent(event) {
       if (event.data?.content_block?.type === "tool_use") mark();
@@ -202,7 +209,12 @@ function report(set: string, flavour: Flavour, variants: Variant[]) {
 /** Whether the synthesizer picks on answer turns (the bench sets it before each turn). */
 const synthesis = { pick: false };
 
-async function measure(context: BenchContext, variants: Variant[], vendor: FakeVendor) {
+async function measure(
+  context: BenchContext,
+  variants: Variant[],
+  vendor: FakeVendor,
+  project: string,
+) {
   const count = runs(context, Number(Deno.env.get("LATENCY_RUNS")) || 5, 1);
   const problems: string[] = [];
   for (let run = 0; run < count; run++) {
@@ -211,7 +223,13 @@ async function measure(context: BenchContext, variants: Variant[], vendor: FakeV
         // Alone, a member has no synthesizer: one answer turn serves both answer flavours.
         if (flavour === "pick" && !variant.council) continue;
         synthesis.pick = flavour === "pick";
-        const { sample, error } = await sendTurn(variant.origin, kindOf(flavour), run, vendor);
+        const { sample, error } = await sendTurn(
+          variant.origin,
+          kindOf(flavour),
+          run,
+          vendor,
+          project,
+        );
         if (error) problems.push(`${variant.label}, ${flavour}: ${error}`);
         else variant.samples[flavour].push(sample);
         context.log(
@@ -259,12 +277,17 @@ export const latency: Scenario = {
     const tables: string[] = [];
     const figures: Figure[] = [];
     const problems: string[] = [];
+    // The host's project, a git repository: fanned-out answer turns isolate their children in
+    // worktrees of it, as a user's session does (without one, isolation never applies).
+    const project = join(context.tempDir, "latency-project");
+    await Deno.mkdir(project, { recursive: true });
+    await gitRepo(project, { "notes.md": "# Notes\n\nThe build runs with deno tasks.\n" });
     try {
       for (const [set, members] of await memberSets(context, vendor.origin)) {
         Object.assign(profiles, profilesByCaller(members));
         const variants = await startVariants(context, set, members);
         try {
-          problems.push(...await measure(context, variants, vendor));
+          problems.push(...await measure(context, variants, vendor, project));
         } finally {
           await Promise.all(variants.map((v) => v.stop()));
         }

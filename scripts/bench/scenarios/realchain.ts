@@ -68,11 +68,19 @@ export function behavioursFrom(
 }
 
 /** The host's request: a plain question, or one with a Read tool to propose. */
-export function chainTurnBody(kind: TurnKind, run: number): Record<string, unknown> {
+export function chainTurnBody(
+  kind: TurnKind,
+  run: number,
+  project?: string,
+): Record<string, unknown> {
   const ask = `Real-chain ${kind} turn ${run}: which notes file should we look at first?`;
-  if (kind === "answer") return messagesBody(ask);
+  const body = messagesBody(ask);
+  // A host names its project in the system prompt: children then work in it (isolated copies
+  // of it on a fanned-out answer turn), as in a real session.
+  if (project) body.system = `${body.system}\n<env>\nPrimary working directory: ${project}\n</env>`;
+  if (kind === "answer") return body;
   return {
-    ...messagesBody(ask),
+    ...body,
     tools: [{
       name: "Read",
       description: "Reads a file from the local filesystem.",
