@@ -18,6 +18,8 @@ export interface ChildReply {
   result: AgentResult;
   /** Set when the council cut the child off. */
   cutOff?: CutOff;
+  /** Its last upstream request had failed when it ended (a retry announced, no output since). */
+  upstreamFailing?: boolean;
 }
 
 /** Where one child works and what it may do there. */
@@ -68,6 +70,7 @@ export async function runChildren(
         child,
         result,
         ...(controls[i].cutOff ? { cutOff: controls[i].cutOff } : {}),
+        ...(controls[i].upstreamFailing ? { upstreamFailing: true } : {}),
       };
       wait.finished(i, reply);
       await options.afterEach?.(reply);
