@@ -73,6 +73,7 @@ export async function runChildren(
         ...(controls[i].upstreamFailing ? { upstreamFailing: true } : {}),
       };
       wait.finished(i, reply);
+      if (upstreamDown(reply)) turn.earlySynth?.passOver(child.agent.name);
       await options.afterEach?.(reply);
       return reply;
     }));
@@ -237,6 +238,15 @@ class QuorumWait {
     this.#over = true;
     for (const i of this.#running) this.#cut(i, { kind: "quorum", why });
   }
+}
+
+/**
+ * Whether a child's end showed its agent's upstream down in this turn: cut off retrying it, cut
+ * at the quorum while it was failing, or failed with its last retry failing too.
+ */
+export function upstreamDown({ result, cutOff, upstreamFailing }: ChildReply): boolean {
+  return cutOff?.kind === "retries" || cutOff?.upstream === true ||
+    (!result.ok && upstreamFailing === true);
 }
 
 export function childFailure(reply: ChildReply): Failure {

@@ -2,7 +2,7 @@
  * Which agents may synthesize a turn, in the order they are tried.
  */
 import type { AgentConfig } from "../../config/mod.ts";
-import type { ChildReply } from "../calls/children.ts";
+import { type ChildReply, upstreamDown } from "../calls/children.ts";
 import type { TurnContext } from "../turn/context.ts";
 
 export const NO_SYNTHESIZER = "every agent that could synthesize is cooling down or failed " +
@@ -23,10 +23,11 @@ export function synthesizerOrder(turn: TurnContext, replies: readonly ChildReply
   const failed = new Set<number>();
   /** Agents whose child this turn showed their upstream still failing, and how. */
   const down = new Map<number, string>();
-  for (const { child, result, cutOff, upstreamFailing } of replies) {
+  for (const reply of replies) {
+    const { child, result, cutOff } = reply;
     if (result.ok) answered.add(child.agentIndex);
     else if (cutOff?.kind !== "quorum") failed.add(child.agentIndex);
-    if (cutOff?.kind === "retries" || cutOff?.upstream || (!result.ok && upstreamFailing)) {
+    if (upstreamDown(reply)) {
       down.set(child.agentIndex, "its upstream failed in this turn");
     } else if (cutOff?.suspect) {
       down.set(child.agentIndex, "it failed before and did not answer now");
