@@ -6,8 +6,9 @@
  * shipped), the host naming a git project. Outages: the OpenAI-speaking member failing with 500,
  * the Gemini one with 503, the Anthropic one (also the synthesizer) with 529 overloaded, every
  * model request, in each vendor's error envelope (`OUTAGES=codex,gemini,…` picks some). Answer
- * and action turns, the pair's order alternating; `OUTAGE_RUNS=N` pairs per outage and kind
- * (default 3), each on fresh gateways; the median of the pairs' ratios against the 1.3 × target.
+ * and action turns, the pair's order alternating, both turns of a pair with the same model latency
+ * draws; `OUTAGE_RUNS=N` pairs per outage and kind (default 3), each on fresh gateways; the
+ * median of the pairs' ratios against the 1.3 × target.
  */
 import { join } from "node:path";
 import type { TurnKind } from "./realchain.ts";
@@ -90,8 +91,13 @@ async function measureSet(bench: Bench, set: string, members: Member[], state: O
     for (const [i, row] of rows.entries()) {
       const councils = outageCouncils(members, row.member);
       state.down = { caller: callerOf(row.member, set === "CLI"), outage: row.outage };
-      const measure = (which: "with" | "without") =>
-        firstTurn(bench, councils[which], row.kind, run, `${set} ${row.label} ${which}`);
+      // Both turns of a pair get the same model latencies (the same draws from the fake), so
+      // their ratio is the gateway's; the draws differ from pair to pair.
+      const seed = 29 + 1000 * run + i;
+      const measure = (which: "with" | "without") => {
+        bench.vendor.reseed(seed);
+        return firstTurn(bench, councils[which], row.kind, run, `${set} ${row.label} ${which}`);
+      };
       // The pair's order alternates, so neither side always runs on a machine just warmed.
       const withFirst = (run + i) % 2 === 0;
       const a = await measure(withFirst ? "with" : "without");
