@@ -43,9 +43,7 @@ interface Wanted {
 }
 
 /** What a pooled child is started with (what shapes its argv, cwd and environment). */
-type PoolOptions =
-  & Pick<RunOptions, "role" | "cwd" | "access" | "model" | "hostCredentials">
-  & Pick<RunOptions, "reusedAfter">;
+type PoolOptions = Pick<RunOptions, "role" | "cwd" | "access" | "model" | "hostCredentials">;
 
 /** What makes two runs' children interchangeable: agent, role, model, cwd, access, credentials. */
 export function poolKey(agent: AgentConfig, options: PoolOptions): string {
@@ -195,7 +193,7 @@ class Pool implements WarmPool {
   }
 
   /** Books a run of `key`: it is kept warm from now on, until it goes unused for `idleMs`. */
-  #note(key: string, agent: AgentConfig, options: PoolOptions): void {
+  #note(key: string, agent: AgentConfig, options: PoolOptions & Pick<RunOptions, "reusedAfter">) {
     const { role, cwd, access, model, hostCredentials, reusedAfter } = options;
     const want: Wanted = { agent, options: { role, cwd, access, model, hostCredentials } };
     if (reusedAfter) {
