@@ -38,7 +38,8 @@ Deno.test("latency session: start-up runs to the last CLI child's first model ca
     call("messages", 8000), // the synthesizer
   ];
   assert.equal(startUpOf(calls, 100), 1200);
-  assert.ok(Number.isNaN(startUpOf(calls.filter((c) => c.api !== "gemini"), 100)));
+  assert.equal(startUpOf(calls.filter((c) => c.api !== "gemini"), 100), 800, "gemini skipped");
+  assert.ok(Number.isNaN(startUpOf([call("models", 50)], 100)), "no child called");
 });
 
 Deno.test("latency session: the report's figures are the medians of turns 2 and later", () => {

@@ -45,14 +45,14 @@ export function sessionTurnBody(
 
 /**
  * The start-up of a turn from the fake's records: from `startedAt` to the latest of the CLI
- * children's first model calls (NaN when a child API made none).
+ * children's first model calls (a child skipped this turn, cooling down, has none; NaN when no
+ * child made one).
  */
 export function startUpOf(calls: readonly RecordedRequest[], startedAt: number): number {
   const firsts = CHILD_APIS.map((api) =>
     Math.min(...calls.filter((r) => r.api === api).map((r) => r.arrivedAt))
-  );
-  if (firsts.some((at) => !Number.isFinite(at))) return NaN;
-  return Math.max(...firsts) - startedAt;
+  ).filter(Number.isFinite);
+  return firsts.length ? Math.max(...firsts) - startedAt : NaN;
 }
 
 /** Runs one session of `turns` answer turns against `origin`; the pause follows each turn. */
