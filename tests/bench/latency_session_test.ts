@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { sessionReport, sessionTurnBody, startUpOf } from "../../scripts/bench/latency/session.ts";
 import { sessionKeyFor } from "../../src/council/session_key.ts";
 import { messagesHints } from "../../src/protocol/messages/hints.ts";
+import { descendantsOf } from "../../scripts/bench/latency/tree_memory.ts";
 import type { RecordedRequest } from "../support/fake_vendor/mod.ts";
 
 const call = (api: string, arrivedAt: number) => ({ api, arrivedAt } as RecordedRequest);
@@ -56,4 +57,10 @@ Deno.test("latency session: the report's figures are the medians of turns 2 and 
   assert.equal(figures[1].gateway, (2_000 / 12_000) * 100);
   assert.equal(figures[2].gateway, 10_000 / 12_000);
   assert.match(table, /\| 1 +\| 20000 ms/);
+});
+
+Deno.test("latency session: a process tree is its root and everything below it, nothing beside", () => {
+  const table: [number, number][] = [[1, 0], [10, 1], [11, 10], [12, 10], [13, 12], [20, 1]];
+  assert.deepEqual(descendantsOf(10, table).sort((a, b) => a - b), [10, 11, 12, 13]);
+  assert.deepEqual(descendantsOf(99, table), [99]);
 });

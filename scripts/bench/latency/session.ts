@@ -8,6 +8,7 @@
 import { messagesBody, streamMessages } from "../client.ts";
 import { startGateway } from "../processes.ts";
 import type { BenchContext } from "../scenario.ts";
+import { type TreeMemory, treeMemory } from "./tree_memory.ts";
 import { formatNumber, formatTable, quantile } from "../results.ts";
 import type { Figure } from "../results.ts";
 import type { FakeVendor, RecordedRequest } from "../../../tests/support/fake_vendor/mod.ts";
@@ -135,25 +136,42 @@ export function sessionReport(
   };
 }
 
+/** The pooled gateway's idle stretch: longer than any pause, short enough to see the reap. */
+const REAP_IDLE_MS = 20_000;
+
+/** The pooled gateway's process tree: before any turn, with its pool full, after the reap. */
+export interface PoolMemory {
+  before: TreeMemory;
+  full: TreeMemory;
+  reaped: TreeMemory;
+}
+
 /**
  * The session measured twice, on gateways of their own (the CLI council with the warm pool as
  * shipped, then with `warmPool: off`), one after the other so neither's refills load the other's
- * turns. `LATENCY_SESSION_TURNS` (default 4; 0 skips it), `LATENCY_SESSION_PAUSE_MS` (default 5 s).
+ * turns; and the pooled gateway's memory before, with its pool full, and once it is reaped (its
+ * idle stretch set to 20 s instead of the shipped 5 minutes, which no pause between turns
+ * reaches). `LATENCY_SESSION_TURNS` (default 4; 0 skips it), `LATENCY_SESSION_PAUSE_MS` (5 s).
  */
 export async function measureSessions(
   context: BenchContext,
   council: Record<string, unknown>,
   vendor: FakeVendor,
   project: string,
-): Promise<{ table: string; figures: Figure[]; problems: string[] } | undefined> {
+): Promise<
+  { table: string; figures: Figure[]; problems: string[]; memory?: PoolMemory } | undefined
+> {
   const turns = Number(Deno.env.get("LATENCY_SESSION_TURNS") ?? 4);
   if (!(turns >= 2)) return undefined;
   const pauseMs = Number(Deno.env.get("LATENCY_SESSION_PAUSE_MS") ?? 5000);
   const measured: Record<"on" | "off", SessionTurn[]> = { on: [], off: [] };
   const problems: string[] = [];
+  let memory: PoolMemory | undefined;
   for (const pool of ["on", "off"] as const) {
-    const gateway = await startGateway(context, { ...council, warmPool: pool });
+    const warmPool = pool === "on" ? { idleMs: REAP_IDLE_MS } : "off";
+    const gateway = await startGateway(context, { ...council, warmPool });
     try {
+      const before = await treeMemory(gateway.pid);
       const sessionId = `latency-session-pool-${pool}`;
       const run = await runSession(
         gateway.origin,
@@ -163,9 +181,38 @@ export async function measureSessions(
       );
       measured[pool] = run.turns;
       problems.push(...run.problems);
+      if (pool === "on") {
+        const full = await treeMemory(gateway.pid);
+        await new Promise((resolve) => setTimeout(resolve, REAP_IDLE_MS + 5_000));
+        memory = { before, full, reaped: await treeMemory(gateway.pid) };
+        context.log(`latency session: pool memory ${JSON.stringify(memory)}`);
+      }
     } finally {
       await gateway.stop();
     }
   }
-  return { ...sessionReport(measured.on, measured.off), problems };
+  const report = sessionReport(measured.on, measured.off);
+  return { ...report, figures: [...report.figures, ...memoryFigures(memory)], problems, memory };
+}
+
+function memoryFigures(memory: PoolMemory | undefined): Figure[] {
+  if (!memory) return [];
+  const figure = (name: string, tree: TreeMemory): Figure => ({
+    scenario: "latency",
+    name: `Latency (CLI), warm pool memory: ${name}`,
+    unit: "MB",
+    gateway: tree.pssMb,
+    note: `${tree.processes} processes (PSS)`,
+  });
+  return [
+    figure("gateway before any turn", memory.before),
+    figure("after the session, pool full", memory.full),
+    {
+      ...figure("after the reap", memory.reaped),
+      target: {
+        text: "≤ before + 10 %",
+        pass: memory.reaped.pssMb <= memory.before.pssMb * 1.1,
+      },
+    },
+  ];
 }
