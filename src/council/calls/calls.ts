@@ -34,6 +34,10 @@ interface CallOptions {
   textFilter?: TextFilter;
   /** Where the agent works (default: the turn's working directory). */
   cwd?: string;
+  /** `cwd` is this turn's own copy, which no later turn comes back to. */
+  scratch?: boolean;
+  /** `cwd` is a copy later turns reuse once this settles (see `RunOptions`). */
+  reusedAfter?: Promise<void>;
   /** What it may do there (default: workspace-write, full-auto as CONTRACT.md §1.1.10 says). */
   access?: ChildAccess;
   /** Lets the caller cut the call off (quorum); default: a switch of the call's own. */
@@ -79,7 +83,8 @@ export async function callAgent(
   const runOptions: RunOptions = {
     role: options.role,
     cwd: options.cwd ?? turn.request.cwd,
-    scratch: options.cwd !== undefined && options.cwd !== turn.request.cwd,
+    scratch: options.scratch,
+    reusedAfter: options.reusedAfter,
     access: options.access,
     model: options.model,
     signal: control.signal,

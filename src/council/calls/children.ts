@@ -24,6 +24,10 @@ export interface ChildReply {
 export interface Placement {
   cwd?: string;
   access: ChildAccess;
+  /** `cwd` is this turn's alone (see `RunOptions`). */
+  scratch?: boolean;
+  /** `cwd` is kept for later turns, cleaned of this turn's changes once this settles. */
+  reusedAfter?: Promise<void>;
 }
 
 /** How a turn's children run: where each works, what follows each one's end, when to stop. */
