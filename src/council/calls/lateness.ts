@@ -1,7 +1,9 @@
 /**
  * Each agent's usual lateness behind the quorum on fanned-out turns, and the grace a straggler
  * gets from it: a high percentile of its recent lateness with a margin, clamped; an agent with
- * too little history gets the configured default.
+ * too little history gets the configured default. Its latest call bounds the grace too: the
+ * lateness it just showed, with the margin, or after a grace it missed, twice that grace, so a
+ * slow agent's grace grows toward its lateness in a few turns instead of a window's worth.
  */
 
 export interface GraceSettings {
@@ -19,6 +21,8 @@ export const MIN_SAMPLES = 3;
 export const MIN_GRACE_MS = 1000;
 const PERCENTILE = 0.9;
 const MARGIN = 1.5;
+/** How much a missed grace grows for the next call (up to the longest grace). */
+export const MISS_GROWTH = 2;
 
 /** Lateness samples per agent (ms behind the quorum; 0 when in before it), oldest first. */
 export type LatenessHistory = Record<string, number[]>;
@@ -56,6 +60,8 @@ export class Lateness {
   #history: LatenessHistory;
   #store: LatenessStore | undefined;
   #changed = false;
+  /** The bound each agent's latest call sets (kept in memory only: a restart goes by history). */
+  #latest = new Map<string, number>();
 
   constructor(settings: GraceSettings, store?: LatenessStore) {
     this.#settings = settings;
@@ -65,14 +71,36 @@ export class Lateness {
 
   /** The grace a straggler of `agent` gets once the quorum is in. */
   graceFor(agent: string): number {
-    return graceFrom(this.#history[agent] ?? [], this.#settings);
+    const fromHistory = graceFrom(this.#history[agent] ?? [], this.#settings);
+    const latest = this.#latest.get(agent) ?? 0;
+    return Math.min(this.#settings.maxMs, Math.max(fromHistory, latest));
   }
 
-  /** One call of `agent` came `lateMs` behind the quorum (0: in before it). */
+  /** The longest grace any agent gets. */
+  get longestMs(): number {
+    return this.#settings.maxMs;
+  }
+
+  /** One call of `agent` answered `lateMs` behind the quorum (0: in before it). */
   record(agent: string, lateMs: number): void {
-    const samples = [...this.#history[agent] ?? [], Math.max(0, Math.round(lateMs))];
-    this.#history[agent] = samples.slice(-LATENESS_WINDOW);
+    const late = this.#add(agent, lateMs);
+    this.#latest.set(agent, Math.round(late * MARGIN));
+  }
+
+  /**
+   * A straggler of `agent` was cut at the end of its `graceMs` without answering: it is at least
+   * that late (a sample of its history), and its next grace is at least twice as long.
+   */
+  missed(agent: string, graceMs: number): void {
+    const late = this.#add(agent, graceMs);
+    this.#latest.set(agent, Math.min(this.#settings.maxMs, late * MISS_GROWTH));
+  }
+
+  #add(agent: string, lateMs: number): number {
+    const late = Math.max(0, Math.round(lateMs));
+    this.#history[agent] = [...this.#history[agent] ?? [], late].slice(-LATENESS_WINDOW);
     this.#changed = true;
+    return late;
   }
 
   /** Writes what changed since the last save to the store, if there is one. Never throws. */
