@@ -205,15 +205,19 @@ function verdictOf(
  * A straggler cut at the quorum having shown no failure. Cut without a grace, it tells nothing
  * new: the others decided the turn (neutral), or the council did not wait for a suspect (a miss,
  * which gives it a grace next time). Cut at its grace's end, it missed; that is a failure only
- * when its last calls had failed (its silence then most likely being more of the same) or when
- * its grace was already the longest there is (it does not answer within any wait: a hang).
+ * when its last calls had failed (its silence then most likely being more of the same, so the
+ * reason stays theirs) or when its grace was already the longest there is: it answers within no
+ * wait the council gives (a hang), which cools it down at once.
  */
 function stragglerVerdict(error: string, cutOff: CutOff, trail: UpstreamTrail): CallVerdict {
   if (cutOff.graceMs === undefined) {
     return cutOff.suspect ? { kind: "missed", reason: error } : { kind: "neutral" };
   }
+  if (cutOff.longest) {
+    const reason = trail.previousError ?? `${error}; no answer within the longest grace`;
+    return { kind: "failed", reason, hang: true };
+  }
   if (trail.previousError !== undefined) return { kind: "failed", reason: trail.previousError };
-  if (cutOff.longest) return { kind: "failed", reason: error };
   return { kind: "missed", reason: error };
 }
 

@@ -21,7 +21,8 @@ interface HealthSettings {
  */
 export type CallVerdict =
   | { kind: "ok" }
-  | { kind: "failed"; reason: string }
+  /** `hang`: unanswered within the longest grace; it cools the agent down at once. */
+  | { kind: "failed"; reason: string; hang?: boolean }
   | { kind: "missed"; reason: string }
   | { kind: "neutral" };
 
@@ -59,9 +60,10 @@ export class AgentHealth {
   }
 
   /**
-   * Books one finished call. A failure at or past the limit (re)starts the cool-down, after
-   * which the agent's first call gets its grace; a failure short of it makes the agent a suspect,
-   * cut at the next quorum without grace once (booked a miss, so the call after it gets a grace).
+   * Books one finished call. A failure at or past the limit, or a hang, (re)starts the cool-down,
+   * after which the agent's first call gets its grace; a failure short of it makes the agent a
+   * suspect, cut at the next quorum without grace once (booked a miss, so the call after it gets
+   * a grace).
    */
   record(agent: string, verdict: CallVerdict): void {
     if (verdict.kind === "neutral") return;
@@ -80,7 +82,7 @@ export class AgentHealth {
     entry.failuresInRow++;
     entry.lastError = verdict.reason;
     const { failures, cooldownMs } = this.#settings;
-    if (failures > 0 && entry.failuresInRow >= failures) {
+    if (failures > 0 && (entry.failuresInRow >= failures || verdict.hang)) {
       entry.coolingUntil = this.#clock.now() + cooldownMs;
     } else entry.suspect = true;
   }

@@ -2,8 +2,9 @@
  * Each agent's usual lateness behind the quorum on fanned-out turns, and the grace a straggler
  * gets from it: a high percentile of its recent lateness with a margin, clamped; an agent with
  * too little history gets the configured default. Its latest call bounds the grace too: the
- * lateness it just showed, with the margin, or after a grace it missed, twice that grace, so a
- * slow agent's grace grows toward its lateness in a few turns instead of a window's worth.
+ * lateness it just showed, with the margin, or after a grace it missed, the longest grace: a slow
+ * agent then answers within it at its own pace (a grace costs only while nothing answers), and
+ * one that does not answer even within that is taken for hanging (calls.ts).
  */
 
 export interface GraceSettings {
@@ -21,8 +22,6 @@ export const MIN_SAMPLES = 3;
 export const MIN_GRACE_MS = 1000;
 const PERCENTILE = 0.9;
 const MARGIN = 1.5;
-/** How much a missed grace grows for the next call (up to the longest grace). */
-export const MISS_GROWTH = 2;
 
 /** Lateness samples per agent (ms behind the quorum; 0 when in before it), oldest first. */
 export type LatenessHistory = Record<string, number[]>;
@@ -89,11 +88,11 @@ export class Lateness {
 
   /**
    * A straggler of `agent` was cut at the end of its `graceMs` without answering: it is at least
-   * that late (a sample of its history), and its next grace is at least twice as long.
+   * that late (a sample of its history), and its next grace is the longest.
    */
   missed(agent: string, graceMs: number): void {
-    const late = this.#add(agent, graceMs);
-    this.#latest.set(agent, Math.min(this.#settings.maxMs, late * MISS_GROWTH));
+    this.#add(agent, graceMs);
+    this.#latest.set(agent, this.#settings.maxMs);
   }
 
   #add(agent: string, lateMs: number): number {
