@@ -126,8 +126,12 @@ export async function callAgent(
   turn.callEnded(call, cutOff ? cutOffLine(options.label, result.durationMs) : undefined);
   turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
   watch.ended(call);
-  const previousError = turn.env.health.statusOf(agent.name).lastError;
-  const upstream = { lastRetryReason, previousError };
+  const before = turn.env.health.statusOf(agent.name);
+  const upstream = {
+    lastRetryReason,
+    previousError: before.lastError,
+    missesBefore: before.missesInRow ?? 0,
+  };
   turn.env.health.record(agent.name, verdictOf(result, cutOff, upstream));
   // The narrator's finish line is the call's one log line (at warn when it failed).
   tracker.finished(result, cutOff?.why);
@@ -184,6 +188,8 @@ interface UpstreamTrail {
   lastRetryReason?: string;
   /** The reason of the agent's last failure, while its failures are in a row. */
   previousError?: string;
+  /** Its calls cut off unanswered in a row before this one (without a failure). */
+  missesBefore: number;
 }
 
 /** What a call tells about its agent's health, with the reason a status report should show. */
@@ -206,18 +212,22 @@ function verdictOf(
  * new: the others decided the turn (neutral), or the council did not wait for a suspect (a miss,
  * which gives it a grace next time). Cut at its grace's end, it missed; that is a failure only
  * when its last calls had failed (its silence then most likely being more of the same, so the
- * reason stays theirs) or when its grace was already the longest there is: it answers within no
- * wait the council gives (a hang), which cools it down at once.
+ * reason stays theirs), or when it missed the call before too and this grace was the longest
+ * there is: it answers within no wait the council gives (a hang), which cools it down at once.
  */
 function stragglerVerdict(error: string, cutOff: CutOff, trail: UpstreamTrail): CallVerdict {
   if (cutOff.graceMs === undefined) {
     return cutOff.suspect ? { kind: "missed", reason: error } : { kind: "neutral" };
   }
-  if (cutOff.longest) {
-    const reason = trail.previousError ?? `${error}; no answer within the longest grace`;
+  const { previousError, missesBefore } = trail;
+  if (cutOff.longest && (previousError !== undefined || missesBefore > 0)) {
+    const reason = previousError ??
+      `${error}; no answer within the longest grace (${
+        missesBefore + 1
+      } turns in a row unanswered)`;
     return { kind: "failed", reason, hang: true };
   }
-  if (trail.previousError !== undefined) return { kind: "failed", reason: trail.previousError };
+  if (previousError !== undefined) return { kind: "failed", reason: previousError };
   return { kind: "missed", reason: error };
 }
 

@@ -195,7 +195,10 @@ Deno.test("health: a straggler cut off unanswered at its grace's end missed; una
   const gemini = agentHealth().find((s) => s.agent === "gemini");
   assert.equal(gemini?.state, "cooling-down");
   assert.equal(gemini?.failuresInRow, 1);
-  assert.match(gemini?.lastError ?? "", /10\.0s grace over\); no answer within the longest grace$/);
+  assert.match(
+    gemini?.lastError ?? "",
+    /10\.0s grace over\); no answer within the longest grace \(2 turns in a row unanswered\)$/,
+  );
   fake.calls.length = 0;
   const third = await within(
     new TurnWatcher(runTurn(testRequest(), new AbortController().signal)).finished,

@@ -132,7 +132,7 @@ Deno.test("hanging member: unanswered within its grace and then the longest, it 
   assert.equal(c.health().failuresInRow, 1);
   assert.match(
     c.health().lastError ?? "",
-    /8\.0s grace over\); no answer within the longest grace$/,
+    /8\.0s grace over\); no answer within the longest grace \(2 turns in a row unanswered\)$/,
   );
   assert.equal(c.clock.now() - start, 11_000, "what the hang cost: two graces");
   await c.turn("hang");
@@ -192,5 +192,21 @@ Deno.test("after a cool-down: a fair chance missed is the next failure and the n
   // Missed at 3 s: the longest grace the next time, and it answers within it.
   const last = await c.turn({ lateMs: 9000 });
   assert.equal(last.graceMs, 10_000);
+  assert.deepEqual(c.health(), { agent: "gemini", state: "healthy", failuresInRow: 0 });
+});
+
+Deno.test("slow member: one whose learned grace is already the longest and misses it once only missed", async () => {
+  const c = council({ quorum: QUORUM, health: HEALTH }, { gemini: [8000, 9000, 9000] });
+  const missed = await c.turn({ lateMs: 11_000 });
+  assert.equal(missed.graceMs, 10_000);
+  assert.ok(missed.log.progress.some((l) => l.startsWith("gemini cut off")));
+  assert.deepEqual(c.health(), {
+    agent: "gemini",
+    state: "healthy",
+    failuresInRow: 0,
+    missesInRow: 1,
+  });
+  const answered = await c.turn({ lateMs: 9500 });
+  assert.ok(!answered.log.progress.some((l) => l.startsWith("gemini cut off")));
   assert.deepEqual(c.health(), { agent: "gemini", state: "healthy", failuresInRow: 0 });
 });
