@@ -19,10 +19,12 @@ export function descendantsOf(root: number, table: readonly [number, number][]):
 }
 
 async function processTable(): Promise<[number, number][]> {
-  const out = await new Deno.Command("ps", { args: ["-e", "-o", "pid=,ppid="] }).output();
-  return new TextDecoder().decode(out.stdout).trim().split("\n").map((line) => {
+  const ps = new Deno.Command("ps", { args: ["-e", "-o", "pid=,ppid="], stdout: "piped" }).spawn();
+  const out = await ps.output();
+  return new TextDecoder().decode(out.stdout).trim().split("\n").flatMap((line) => {
     const [pid, ppid] = line.trim().split(/\s+/).map(Number);
-    return [pid, ppid];
+    // `ps` lists itself, a child of the bench's process at that moment.
+    return pid === ps.pid ? [] : [[pid, ppid] as [number, number]];
   });
 }
 
@@ -39,11 +41,35 @@ async function pssKb(pid: number): Promise<number> {
 export interface TreeMemory {
   processes: number;
   pssMb: number;
+  /** Processes beside the gateway's own (itself and its watchdog): its children at work or waiting. */
+  children: number;
 }
 
-/** The process tree under `root`: how many processes, and their summed PSS in MB. */
+/** The gateway's watchdog names itself so in its argv (src/agents/process/watchdog.ts). */
+const WATCHDOG = "council-gateway-watchdog";
+
+async function commandLine(pid: number): Promise<string> {
+  try {
+    return (await Deno.readTextFile(`/proc/${pid}/cmdline`)).replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
+}
+
+/** The process tree under `root`: how many processes, their summed PSS in MB, its children. */
 export async function treeMemory(root: number): Promise<TreeMemory> {
-  const pids = descendantsOf(root, await processTable());
+  const table = await processTable();
+  const pids = descendantsOf(root, table);
   const kb = await Promise.all(pids.map(pssKb));
-  return { processes: pids.length, pssMb: kb.reduce((a, b) => a + b, 0) / 1024 };
+  const own = new Set([root]);
+  for (const pid of pids) {
+    if ((await commandLine(pid)).includes(WATCHDOG)) {
+      for (const below of descendantsOf(pid, table)) own.add(below);
+    }
+  }
+  return {
+    processes: pids.length,
+    pssMb: kb.reduce((a, b) => a + b, 0) / 1024,
+    children: pids.filter((pid) => !own.has(pid)).length,
+  };
 }
