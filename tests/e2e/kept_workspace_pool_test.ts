@@ -10,15 +10,18 @@ import { gitRepo, linkedWorktrees, listDir } from "../support/git_repos.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { eventually } from "../support/wait.ts";
 
-/** The pid of a process whose working directory is each of `dirs` (Linux's /proc), by dir. */
-function processesIn(dirs: readonly string[]): Map<string, number> {
+/**
+ * The pid of a process whose working directory is each of `dirs` (Linux's /proc), by dir. Read by
+ * a shell: the test task's permissions (the start task's) do not let Deno read /proc itself.
+ */
+async function processesIn(dirs: readonly string[]): Promise<Map<string, number>> {
+  const script = 'for p in /proc/[0-9]*; do printf "%s %s\\n" "${p#/proc/}" ' +
+    '"$(readlink "$p/cwd" 2>/dev/null)"; done';
+  const out = await new Deno.Command("sh", { args: ["-c", script], stderr: "null" }).output();
   const found = new Map<string, number>();
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const cwd = Deno.readLinkSync(`/proc/${entry.name}/cwd`);
-      if (dirs.includes(cwd)) found.set(cwd, Number(entry.name));
-    } catch { /* gone, or not ours */ }
+  for (const line of new TextDecoder().decode(out.stdout).split("\n")) {
+    const [pid, cwd] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];
+    if (dirs.includes(cwd)) found.set(cwd, Number(pid));
   }
   return found;
 }
@@ -63,8 +66,8 @@ Deno.test({
       assert.equal(first.length, 2, "two isolated children");
 
       // Refilled after the turn: a CLI waits in each child's worktree for the next one.
-      const waiting = await eventually(() => {
-        const found = processesIn(first.map((call) => call.cwd));
+      const waiting = await eventually(async () => {
+        const found = await processesIn(first.map((call) => call.cwd));
         return found.size === first.length && found;
       }, "a started CLI waiting in each kept worktree");
       await ask(gateway.origin, project, "Shorten it.");
