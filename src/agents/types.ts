@@ -67,6 +67,12 @@ export interface RunOptions {
   /** `cwd` is a copy made for this turn alone (an isolated workspace): no later run returns. */
   scratch?: boolean;
   /**
+   * `cwd` is a copy kept for later turns (a session's isolated workspace), which holds this
+   * turn's changes until this settles: a child started ahead for a later turn waits in it only
+   * from then on, so it sees none of them.
+   */
+  reusedAfter?: Promise<void>;
+  /**
    * What the child may do there, mapped by each adapter to its CLI's own mode (read-only:
    * claude's plan mode, codex's read-only sandbox, gemini's default approval). Absent:
    * `workspace-write`, full-auto (CONTRACT.md §1.1.10).

@@ -1,8 +1,9 @@
 /**
  * The warm pool: CLI children started ahead of their turn, kept per (agent, role, model, cwd), so
  * a turn's child skips most of its CLI's start-up. A key is kept warm from its first run on (a
- * turn's own copy of the workspace never is); bounded, refilled once no pooled run is in flight
- * (so refills do not compete with a turn for the CPU), reaped when idle and on shutdown.
+ * turn's own copy of the workspace never is; a session's kept copy is, once cleaned); bounded,
+ * refilled once no pooled run is in flight (so refills do not compete with a turn for the CPU),
+ * reaped when idle and on shutdown.
  */
 import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
 import { type AgentConfig, isHttpRunner } from "../config/mod.ts";
@@ -30,11 +31,15 @@ interface Entry {
   key: string;
   prepared: Promise<PreparedRun>;
   timer: TimerId;
+  /** The directory the child was started in, as that very directory (see `directoryId`). */
+  cwdId?: string;
 }
 
 interface Wanted {
   agent: AgentConfig;
   options: PrepareOptions;
+  /** Its directory still holds a turn's changes: not refilled until they are cleaned. */
+  pending?: boolean;
 }
 
 /** What a pooled child is started with (what shapes its argv, cwd and environment). */
@@ -57,6 +62,22 @@ function isDirectory(path: string): boolean {
     return Deno.statSync(path).isDirectory;
   } catch {
     return false;
+  }
+}
+
+/**
+ * The directory at `path` as that very directory (device, inode and creation time, as an inode
+ * is soon reused): one removed and made again at the same path (a session's workspace slot
+ * reaped, then made afresh) is another, and a child waiting in the removed one has no working
+ * directory left.
+ */
+function directoryId(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  try {
+    const { dev, ino, birthtime } = Deno.statSync(path);
+    return `${dev}:${ino}:${birthtime?.getTime()}`;
+  } catch {
+    return "gone";
   }
 }
 
@@ -115,6 +136,7 @@ class Pool implements WarmPool {
   #add(key: string, { agent, options }: Wanted): void {
     const entry: Entry = {
       key,
+      cwdId: directoryId(options.cwd),
       prepared: this.#runner.prepare(agent, { ...options, holdStdin: true }),
       timer: this.#clock.setTimeout(() => {
         // Unused for idleMs: end it, and stop refilling this key until it is used again.
@@ -137,6 +159,7 @@ class Pool implements WarmPool {
         this.#wanted.delete(key);
         continue;
       }
+      if (want.pending) continue;
       while ((this.#ready.get(key)?.length ?? 0) < size) {
         if (this.#total >= maxProcesses && !this.#evictOlder(newestFirst.slice(i + 1))) return;
         this.#add(key, want);
@@ -157,22 +180,32 @@ class Pool implements WarmPool {
   }
 
   /** A ready child for `key` that is still alive, or undefined. */
-  async #take(key: string): Promise<PreparedRun | undefined> {
+  async #take(key: string, cwd: string | undefined): Promise<PreparedRun | undefined> {
     for (;;) {
       const entry = this.#ready.get(key)?.[0];
       if (!entry) return undefined;
       this.#remove(entry);
       const prepared = await entry.prepared;
-      if (prepared.alive?.() !== false) return prepared;
+      const sameDir = entry.cwdId === directoryId(cwd);
+      if (sameDir && prepared.alive?.() !== false) return prepared;
       await prepared.discard();
     }
   }
 
   /** Books a run of `key`: it is kept warm from now on, until it goes unused for `idleMs`. */
-  #note(key: string, agent: AgentConfig, options: PoolOptions): void {
-    const { role, cwd, access, model, hostCredentials } = options;
+  #note(key: string, agent: AgentConfig, options: PoolOptions & Pick<RunOptions, "reusedAfter">) {
+    const { role, cwd, access, model, hostCredentials, reusedAfter } = options;
+    const want: Wanted = { agent, options: { role, cwd, access, model, hostCredentials } };
+    if (reusedAfter) {
+      want.pending = true;
+      const cleaned = () => {
+        want.pending = false;
+        if (this.#inFlight === 0) this.#refill();
+      };
+      void reusedAfter.then(cleaned, cleaned);
+    }
     this.#wanted.delete(key);
-    this.#wanted.set(key, { agent, options: { role, cwd, access, model, hostCredentials } });
+    this.#wanted.set(key, want);
     // Bounded: the key used longest ago goes first, with its waiting children.
     while (this.#wanted.size > this.#settings.maxProcesses) {
       const oldest = this.#wanted.keys().next().value!;
@@ -193,7 +226,7 @@ class Pool implements WarmPool {
     this.#note(key, agent, options);
     this.#inFlight++;
     try {
-      const prepared = await this.#take(key);
+      const prepared = await this.#take(key, options.cwd);
       if (!prepared) return await this.#runner(agent, prompt, options);
       const { signal, onEvent, turnId } = options;
       return await prepared.run(prompt, { signal, onEvent, turnId });
@@ -219,7 +252,7 @@ class Pool implements WarmPool {
     if (!this.#poolable(agent, options)) return await this.#runner.prepare(agent, options);
     const key = poolKey(agent, options);
     this.#note(key, agent, options);
-    const taken = await this.#take(key);
+    const taken = await this.#take(key, options.cwd);
     if (!taken) return await this.#runner.prepare(agent, options);
     this.#inFlight++;
     let settled = false;

@@ -1,5 +1,6 @@
 /**
  * Building blocks every layer may use and that import no feature layer: the clock, text, line
- * splitting, logging, redaction, origins, executables, the neutral attachment and the version.
+ * splitting, logging, redaction, origins, executables, the neutral attachment, the version and a
+ * median.
  */
 export {};

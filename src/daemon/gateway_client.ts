@@ -51,6 +51,8 @@ const RecentTurnSchema = TurnSchema.extend({ wallMs: z.number(), usd: z.number()
 const AgentHealthSchema = z.object({
   state: z.string(),
   failuresInRow: z.number(),
+  /** Absent from gateways before misses were counted apart. */
+  missesInRow: z.number().optional(),
   lastError: z.string().nullable(),
   coolingUntil: z.string().nullable(),
   coolingLeftMs: z.number().nullable(),

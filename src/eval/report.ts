@@ -4,7 +4,8 @@
  * with the exact McNemar p; one plain verdict line; as data (`--json`) and as Markdown.
  */
 import type { RunResult } from "./results.ts";
-import { mcnemarExact, median, wilsonInterval } from "./stats.ts";
+import { mcnemarExact, wilsonInterval } from "./stats.ts";
+import { median } from "../base/median.ts";
 
 export interface ArmSummary {
   arm: string;
@@ -53,7 +54,7 @@ export function summarizeArm(arm: string, runs: readonly RunResult[]): ArmSummar
     high,
     usd,
     usdPerSolved: passed ? usd / passed : null,
-    medianWallMs: median(runs.map((r) => r.wallMs)),
+    medianWallMs: median(runs.map((r) => r.wallMs)) ?? 0,
   };
 }
 

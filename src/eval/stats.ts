@@ -48,11 +48,3 @@ export function mcnemarExact(onlyA: number, onlyB: number): number {
   }
   return Math.min(1, 2 * tail);
 }
-
-/** The median of the values (the mean of the middle two for an even count); 0 for none. */
-export function median(values: readonly number[]): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}

@@ -4,6 +4,7 @@
  * agreement with the chosen call, failures, spend and median latency, over a time window.
  */
 import type { LedgerEntry, LedgerLine, LedgerOutcome } from "./lines.ts";
+import { median } from "../base/median.ts";
 
 export const SEAT_WINDOWS = ["today", "7d", "all"] as const;
 export type SeatWindow = (typeof SEAT_WINDOWS)[number];
@@ -58,13 +59,6 @@ function emptySeat(): Seat {
     medianMs: 0,
     decisive: 0,
   };
-}
-
-function medianOf(values: number[]): number {
-  if (values.length === 0) return 0;
-  const sorted = values.sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : Math.round((sorted[mid - 1] + sorted[mid]) / 2);
 }
 
 /** Each turn's first reported result of its chosen call (hosts resend old results). */
@@ -144,7 +138,7 @@ export function seats(
   return [...agents, ...others].map((agent) => ({
     agent,
     ...table.get(agent)!,
-    medianMs: medianOf(times.get(agent) ?? []),
+    medianMs: Math.round(median(times.get(agent) ?? []) ?? 0),
   }));
 }
 

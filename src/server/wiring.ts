@@ -188,7 +188,11 @@ function protocolHandlers(w: Wiring, config: Readonly<Config>) {
     w.clock,
   );
   if (!w.shared) {
-    const isolator = startIsolator(w.options.workspaceRoot, w.log);
+    // A session's worktrees are kept as long as the warm pool keeps children waiting in them:
+    // longer, a slot would only spare making worktrees while holding a checkout's disk; shorter,
+    // the children waiting there would lose their working directory.
+    const keep = { idleMs: config.warmPool.idleMs, clock: w.clock };
+    const isolator = startIsolator(w.options.workspaceRoot, w.log, keep);
     const { team } = w.options;
     const sessions = new SessionStore(config.sessionCapacity);
     w.shared = team ? { sessions: team.sessions, journal: team.journal, isolator } : {
@@ -327,7 +331,8 @@ export function startServer(config: Readonly<Config>, options: ServerOptions = {
       abortGraceMs: options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS,
       idle: () => w.inFlight.idle(),
       onStopped: () =>
-        Promise.resolve(w.pool?.shutdown()).then(() => w.keeper?.close())
+        Promise.resolve(w.pool?.shutdown()).then(() => w.shared?.isolator?.shutdown())
+          .then(() => w.keeper?.close())
           .then(() => options.team?.close()),
       handleSignals: options.handleSignals,
     });

@@ -5,17 +5,10 @@
 import type { CallRecord } from "../council/records.ts";
 import type { SynthesisChoice } from "../council/observer.ts";
 import type { AgentFigures } from "./types.ts";
+import { median } from "../base/median.ts";
 
 /** Durations kept per agent for its median: memory stays bounded on a gateway up for months. */
 const LATENCY_WINDOW = 2048;
-
-/** The median of unsorted numbers (mean of the middle two for an even count); null when none. */
-export function median(values: readonly number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 interface Tally extends Omit<AgentFigures, "medianMs" | "health"> {
   durations: number[];
@@ -78,7 +71,7 @@ export class AgentTally {
   figures(): Omit<AgentFigures, "health">[] {
     return [...this.#agents.values()].map(({ durations, next: _, ...figures }) => ({
       ...figures,
-      medianMs: median(durations),
+      medianMs: median(durations) ?? null,
     }));
   }
 }

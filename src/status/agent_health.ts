@@ -11,6 +11,7 @@ export const MAX_LAST_ERROR = 300;
 const HEALTHY: AgentHealthView = {
   state: "healthy",
   failuresInRow: 0,
+  missesInRow: 0,
   lastError: null,
   coolingUntil: null,
   coolingLeftMs: null,
@@ -25,6 +26,7 @@ function healthView(reading: AgentHealthReading | undefined, now: number): Agent
   return {
     state: cooling ? "cooling-down" : reading.state === "healthy" ? "healthy" : "failing",
     failuresInRow: reading.failuresInRow,
+    missesInRow: reading.missesInRow ?? 0,
     lastError: reading.lastError === undefined ? null : oneLine(reading.lastError, MAX_LAST_ERROR),
     coolingUntil: cooling ? new Date(until).toISOString() : null,
     coolingLeftMs: cooling ? until - now : null,

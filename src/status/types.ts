@@ -91,6 +91,8 @@ export interface AgentHealthReading {
   agent: string;
   state: "healthy" | "failing" | "cooling-down";
   failuresInRow: number;
+  /** Calls in a row cut off unanswered without a failure (absent: none). */
+  missesInRow?: number;
   lastError?: string;
   /** Epoch ms, while cooling down. */
   coolingUntil?: number;
@@ -99,11 +101,14 @@ export interface AgentHealthReading {
 /**
  * An agent's health in the document: `failing` after a failed call, `cooling-down` (skipped by
  * the council) once `health.failures` calls in a row failed, `healthy` again after a success.
+ * Graces missed (slowness) are counted apart and never make an agent failing.
  */
 export interface AgentHealthView {
   state: AgentHealthReading["state"];
   /** Failed calls in a row (0 after any success). */
   failuresInRow: number;
+  /** Calls in a row cut off unanswered at the quorum without a failure (0 after an answer). */
+  missesInRow: number;
   /** The last failure's reason (one line), while failures are in a row; else null. */
   lastError: string | null;
   /** When the cool-down ends, while cooling down; else null. */

@@ -56,11 +56,39 @@ export async function makeWorktrees(
 ): Promise<Copy[]> {
   const copies: Copy[] = [];
   for (const root of dirs) {
-    await git(["worktree", "add", "--detach", "--quiet", root, snapshot], { cwd: top, signal });
+    // Forced: a worktree of ours whose directory is gone while git still lists it (a child
+    // broke a kept one, a removal failed) is taken over; the directory is always ours.
+    await git(["worktree", "add", "--force", "--detach", "--quiet", root, snapshot], {
+      cwd: top,
+      signal,
+    });
     if (head) await git(["reset", "--quiet", head], { cwd: root, signal });
     copies.push({ root, cwd: join(root, relativeCwd) });
   }
   return copies;
+}
+
+/**
+ * Brings a worktree `makeWorktrees` made on an earlier turn to exactly the state it would make
+ * now, in place: `snapshot` checked out over whatever a child changed, every file it does not
+ * hold removed (ignored ones and nested repositories too), then pointed back at `head`. The
+ * directory itself stays, so a process waiting in it keeps a valid working directory.
+ */
+export async function resetWorktree(
+  root: string,
+  snapshot: string,
+  head: string | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
+  await git(["checkout", "--detach", "--force", "--quiet", snapshot], { cwd: root, signal });
+  await git(["clean", "-ffdxq"], { cwd: root, signal });
+  if (head) await git(["reset", "--quiet", head], { cwd: root, signal });
+}
+
+/** Unregisters and deletes one worktree of the repository at `top` (best effort). */
+export async function removeWorktree(top: string, root: string): Promise<void> {
+  // Twice forced: also when a child locked it or left changes behind.
+  await git(["worktree", "remove", "--force", "--force", root], { cwd: top }).catch(() => {});
 }
 
 /** Limits for copying a directory outside git. */

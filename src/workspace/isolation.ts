@@ -1,7 +1,8 @@
 /**
- * Isolated workspaces for one fanned-out turn: made from the real working directory, read back
- * as each candidate's changes, one candidate's changes applied to the real workspace, and all
- * of it removed.
+ * Isolated workspaces for one fanned-out turn: made from the real working directory (or a
+ * session's kept worktrees reset to it), read back as each candidate's changes, one candidate's
+ * changes applied to the real workspace, and all of it removed or, in a session's slot, cleaned
+ * and kept for its next turn.
  */
 import { join } from "node:path";
 import { applyChanges, type ApplyResult } from "./apply.ts";
@@ -17,6 +18,8 @@ import {
   type Location,
   makeCopies,
   makeWorktrees,
+  removeWorktree,
+  resetWorktree,
 } from "./copies.ts";
 import { type RegistryOptions, WorkspaceRegistry } from "./registry.ts";
 import { snapshot, type WorkTree } from "./snapshot.ts";
@@ -70,11 +73,20 @@ export class Isolator {
       if (refusal) return { ok: false, reason: refusal };
       // The record names the repository before any worktree exists, for a crash's clean-up.
       const repo = location.kind === "git" ? location.top : undefined;
-      dir = await this.registry.open(options.turnId, repo, options.slot);
-      await Deno.mkdir(join(dir, "scratch"));
-      const made = location.kind === "git"
-        ? await worktreesIn(dir, location, count, signal)
-        : await copiesIn(dir, cwd, count, signal);
+      const kept = repo && options.slot
+        ? await this.registry.reopen(options.turnId, repo, options.slot)
+        : undefined;
+      dir = kept?.dir ?? await this.registry.open(options.turnId, repo, options.slot);
+      let made: Made;
+      try {
+        made = await makeIn(dir, location, cwd, { count, kept: kept?.roots ?? [], signal });
+      } catch (err) {
+        // Kept worktrees a child broke (say, it deleted its `.git`): the slot is made afresh.
+        if (!kept || signal?.aborted) throw err;
+        await this.registry.remove(dir);
+        dir = await this.registry.open(options.turnId, repo, options.slot);
+        made = await makeIn(dir, location, cwd, { count, kept: [], signal });
+      }
       // A cancel between two git calls would otherwise go unnoticed.
       signal?.throwIfAborted();
       if (await firstMissing(made.copies.map((c) => c.cwd))) {
@@ -97,6 +109,11 @@ export class Isolator {
     return obstacle && `the directory is not in git and ${obstacle}`;
   }
 
+  /** Removes every kept slot (the gateway's shutdown). */
+  shutdown(): Promise<void> {
+    return this.registry.shutdown();
+  }
+
   /** Removes the workspaces of gateways that stopped without cleaning up (see the registry). */
   sweep(): Promise<string[]> {
     const sweeping = this.registry.sweep();
@@ -110,22 +127,55 @@ interface Made {
   kind: "worktree" | "copy";
   real: WorkTree;
   base: string;
+  /** The commit worktrees point at (their HEAD), when the repository has one. */
+  head?: string;
   copies: Copy[];
+  /** How many of the copies were kept from the session's last turn and reset, not made. */
+  reset: number;
 }
 
-/** Worktrees of the repository at its current state, one per child, under `dir`. */
+/** The turn's copies in `dir`: worktrees in a repository, plain copies outside one. */
+async function makeIn(
+  dir: string,
+  location: Location,
+  cwd: string,
+  wanted: WorktreeCount,
+): Promise<Made> {
+  await Deno.mkdir(join(dir, "scratch"), { recursive: true });
+  return location.kind === "git"
+    ? await worktreesIn(dir, location, wanted)
+    : await copiesIn(dir, cwd, wanted.count, wanted.signal);
+}
+
+interface WorktreeCount {
+  count: number;
+  /** The session's kept worktrees (roots under `dir`, in child order): reset, not made. */
+  kept: readonly string[];
+  signal?: AbortSignal;
+}
+
+/**
+ * Worktrees of the repository at its current state, one per child, under `dir`: kept ones reset
+ * in place (in parallel: each is its own worktree), extra kept ones removed, missing ones made.
+ */
 async function worktreesIn(
   dir: string,
   location: Extract<Location, { kind: "git" }>,
-  count: number,
-  signal?: AbortSignal,
+  { count, kept, signal }: WorktreeCount,
 ): Promise<Made> {
-  const real = { path: location.top };
-  const head = await headCommit(location.top, signal);
+  const { top, relative } = location;
+  const real = { path: top };
+  const head = await headCommit(top, signal);
   const base = await snapshot(real, { parent: head, scratch: join(dir, "scratch"), signal });
   const roots = childRoots(dir, count);
-  const copies = await makeWorktrees(location.top, location.relative, base, head, roots, signal);
-  return { kind: "worktree", real, base, copies };
+  let n = 0;
+  while (n < roots.length && kept[n] === roots[n]) n++;
+  const reused = roots.slice(0, n);
+  await Promise.all(reused.map((root) => resetWorktree(root, base, head, signal)));
+  for (const extra of kept.slice(n)) await removeWorktree(top, extra);
+  const made = await makeWorktrees(top, relative, base, head, roots.slice(reused.length), signal);
+  const copies = [...reused.map((root) => ({ root, cwd: join(root, relative) })), ...made];
+  return { kind: "worktree", real, base, head, copies, reset: reused.length };
 }
 
 /** Plain copies of a directory outside git, recorded through a private git dir in `dir`. */
@@ -143,6 +193,7 @@ async function copiesIn(
     real,
     base,
     copies: await makeCopies(cwd, childRoots(dir, count), signal),
+    reset: 0,
   };
 }
 
@@ -155,8 +206,13 @@ export class IsolatedWorkspace {
   readonly kind: "worktree" | "copy";
   /** The real workspace's top (the repository's, or the copied directory). */
   readonly realRoot: string;
+  /** How many copies were the session's kept worktrees, reset rather than made. */
+  readonly reset: number;
+  /** The copies outlive the turn: cleaned and kept for the session's next turn. */
+  readonly kept: boolean;
   #real: WorkTree;
   #base: string;
+  #head?: string;
   #copies: Copy[];
   #dir: string;
   #registry: WorkspaceRegistry;
@@ -165,8 +221,11 @@ export class IsolatedWorkspace {
   constructor(made: Made, dir: string, registry: WorkspaceRegistry) {
     this.kind = made.kind;
     this.realRoot = made.real.path;
+    this.reset = made.reset;
+    this.kept = made.kind === "worktree" && registry.keeps(dir);
     this.#real = made.real;
     this.#base = made.base;
+    this.#head = made.head;
     this.#copies = made.copies;
     this.#dir = dir;
     this.#registry = registry;
@@ -196,9 +255,24 @@ export class IsolatedWorkspace {
     return applyChanges(this.#real, changes, { scratch: this.#scratch, signal });
   }
 
-  /** Removes every copy and record of this turn. Safe to call more than once. */
+  /**
+   * Removes every copy and record of this turn; kept copies are instead cleaned of what the
+   * children did (a child started ahead in one for the next turn sees none of it) and released.
+   * Safe to call more than once.
+   */
   dispose(): Promise<void> {
-    return this.#disposed ??= this.#registry.remove(this.#dir);
+    return this.#disposed ??= this.#end();
+  }
+
+  async #end(): Promise<void> {
+    if (this.kept) {
+      const roots = this.#copies.map((copy) => copy.root);
+      const cleaned = await Promise.all(
+        roots.map((root) => resetWorktree(root, this.#base, this.#head)),
+      ).then(() => true, () => false);
+      if (cleaned) return await this.#registry.release(this.#dir, { repo: this.realRoot, roots });
+    }
+    await this.#registry.remove(this.#dir);
   }
 
   get #scratch(): string {

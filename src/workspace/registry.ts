@@ -1,10 +1,12 @@
 /**
- * Where isolated workspaces live and who owns them: one directory per turn under a known root,
- * holding a record of its owning gateway process and of the repository whose worktrees it
- * contains, so the turn's clean-up, and the next start after a crash, can remove every worktree
- * and copy.
+ * Where isolated workspaces live and who owns them: one directory per turn (or per session, kept
+ * between its turns) under a known root, holding a record of its owning gateway process and of
+ * the repository whose worktrees it contains, so the turn's clean-up, an idle slot's reaping, the
+ * gateway's shutdown and the next start after a crash can remove every worktree and copy.
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
+import { removeWorktree } from "./copies.ts";
 import { git } from "./git.ts";
 import { ownerAlive, processIdentity } from "./process_identity.ts";
 
@@ -36,6 +38,23 @@ export interface RegistryOptions {
   pid?: number;
   /** Whether the owner recorded as `pid` (with its `identity`, when recorded) still runs. */
   isAlive?: (pid: number, identity?: string) => boolean;
+  /** Keep session slots between turns (absent: a slot is removed when its turn ends). */
+  keep?: KeepSlots;
+}
+
+/** How long a session's slot is kept between its turns. */
+export interface KeepSlots {
+  /** A kept slot no turn has reopened for this long is removed. */
+  idleMs: number;
+  clock?: Clock;
+}
+
+/** A released slot's worktrees, waiting for the session's next turn. */
+export interface KeptWorktrees {
+  /** The top of the repository they belong to. */
+  repo: string;
+  /** Their roots, in child order. */
+  roots: readonly string[];
 }
 
 export class WorkspaceRegistry {
@@ -45,12 +64,88 @@ export class WorkspaceRegistry {
   readonly #identity: string | undefined;
   /** Session slots this process's running turns hold (known without asking `ps`). */
   readonly #heldSlots = new Set<string>();
+  readonly #keep: Required<KeepSlots> | undefined;
+  /** Released slots, by directory, until a turn reopens them or they are reaped. */
+  readonly #kept = new Map<string, KeptWorktrees & { timer: TimerId }>();
+  #stopped = false;
 
   constructor(root: string, options: RegistryOptions = {}) {
     this.#root = root;
     this.#pid = options.pid ?? Deno.pid;
     this.#isAlive = options.isAlive ?? ownerAlive;
     this.#identity = options.pid === undefined ? processIdentity(Deno.pid) : undefined;
+    this.#keep = options.keep && { clock: systemClock, ...options.keep };
+  }
+
+  /** Whether `dir` outlives its turn: a session's slot while slots are kept. */
+  keeps(dir: string): boolean {
+    return this.#keep !== undefined && !this.#stopped && basename(dir).startsWith(SLOT_PREFIX);
+  }
+
+  /**
+   * The session's kept slot, claimed for this turn when it holds worktrees of `repo` (its record
+   * rewritten for the turn); undefined when there is none. One kept for another repository is
+   * removed, so that `open` makes the slot afresh.
+   */
+  async reopen(
+    turnId: string,
+    repo: string,
+    slot: string,
+  ): Promise<{ dir: string; roots: readonly string[] } | undefined> {
+    const dir = join(await Deno.realPath(this.#root).catch(() => this.#root), slotName(slot));
+    const kept = this.#unkeep(dir);
+    if (!kept) return undefined;
+    if (kept.repo !== repo) {
+      await this.#reap(dir);
+      return undefined;
+    }
+    this.#heldSlots.add(dir);
+    await this.#writeRecord(dir, turnId, repo).catch(async (err) => {
+      await this.remove(dir);
+      throw err;
+    });
+    return { dir, roots: kept.roots };
+  }
+
+  /**
+   * The turn in a kept slot is over: its worktrees (already cleaned) wait for the session's next
+   * turn, and are removed after `idleMs` without one. Any other directory is removed.
+   */
+  async release(dir: string, worktrees: KeptWorktrees): Promise<void> {
+    if (!this.keeps(dir) || !this.#heldSlots.has(dir)) return await this.remove(dir);
+    const timer = this.#keep!.clock.setTimeout(() => {
+      if (this.#unkeep(dir)) void this.#reap(dir);
+    }, this.#keep!.idleMs);
+    this.#kept.set(dir, { ...worktrees, timer });
+    this.#heldSlots.delete(dir);
+  }
+
+  /** Slots kept now, waiting for their sessions' next turns. */
+  get kept(): number {
+    return this.#kept.size;
+  }
+
+  /** Removes every kept slot, and keeps none from now on (the gateway's shutdown). */
+  async shutdown(): Promise<void> {
+    this.#stopped = true;
+    const dirs = [...this.#kept.keys()].filter((dir) => this.#unkeep(dir));
+    await Promise.all(dirs.map((dir) => this.#reap(dir)));
+  }
+
+  /** Takes `dir` out of the kept slots (its timer cleared); what it held, if it was kept. */
+  #unkeep(dir: string): KeptWorktrees | undefined {
+    const kept = this.#kept.get(dir);
+    if (!kept) return undefined;
+    this.#kept.delete(dir);
+    this.#keep!.clock.clearTimeout(kept.timer);
+    return kept;
+  }
+
+  /** Removes a slot no turn holds; a turn claiming it meanwhile gets a path of its own. */
+  async #reap(dir: string): Promise<void> {
+    this.#heldSlots.add(dir);
+    // The next start's sweep removes what cannot be removed now.
+    await this.remove(dir).catch(() => this.#heldSlots.delete(dir));
   }
 
   /**
@@ -66,6 +161,11 @@ export class WorkspaceRegistry {
     const root = await Deno.realPath(this.#root);
     const dir = (slot && await this.#claimSlot(root, slot)) ||
       await makeDir(join(root, `${this.#pid}-${safeName(turnId)}-${randomHex()}`));
+    await this.#writeRecord(dir, turnId, repo);
+    return dir;
+  }
+
+  async #writeRecord(dir: string, turnId: string, repo?: string): Promise<void> {
     const record: WorkspaceRecord = {
       version: 1,
       pid: this.#pid,
@@ -75,7 +175,6 @@ export class WorkspaceRegistry {
       ...(repo ? { repo } : {}),
     };
     await Deno.writeTextFile(join(dir, RECORD), JSON.stringify(record));
-    return dir;
   }
 
   /**
@@ -96,9 +195,11 @@ export class WorkspaceRegistry {
 
   /** The slot's directory, made for this turn; undefined while a live gateway's turn holds it. */
   async #claimSlot(root: string, slot: string): Promise<string | undefined> {
-    const dir = join(root, `${SLOT_PREFIX}${safeName(slot)}`);
+    const dir = join(root, slotName(slot));
     // Another turn of this session runs here now: no need to ask who owns it.
     if (this.#heldSlots.has(dir)) return undefined;
+    // Kept for worktrees this turn does not reuse (it makes a plain copy): made afresh.
+    if (this.#unkeep(dir)) await this.#reap(dir);
     for (let attempt = 0; attempt < 2; attempt++) {
       if (await makeDir(dir).then(() => true, alreadyExists)) {
         this.#heldSlots.add(dir);
@@ -158,6 +259,10 @@ const SLOT_PREFIX = "s-";
 /** A directory without its record for this long was left by a turn that died opening it. */
 const TORN_RECORD_MS = 60_000;
 
+function slotName(slot: string): string {
+  return `${SLOT_PREFIX}${safeName(slot)}`;
+}
+
 function safeName(text: string): string {
   return text.replace(/[^\w.-]/g, "_");
 }
@@ -201,10 +306,7 @@ async function removeWorktrees(repo: string, dir: string): Promise<void> {
   const paths = listing.split("\n").flatMap((line) =>
     line.startsWith("worktree ") ? [line.slice("worktree ".length)] : []
   ).filter((path) => path.startsWith(`${dir}/`));
-  for (const path of paths) {
-    // Twice forced: also when a child locked it or left changes behind.
-    await git(["worktree", "remove", "--force", "--force", path], { cwd: repo }).catch(() => {});
-  }
+  for (const path of paths) await removeWorktree(repo, path);
 }
 
 function randomHex(): string {

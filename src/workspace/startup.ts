@@ -4,16 +4,23 @@
  */
 import type { Logger } from "@logtape/logtape";
 import { Isolator } from "./isolation.ts";
-import { defaultWorkspaceRoot } from "./registry.ts";
+import { defaultWorkspaceRoot, type KeepSlots } from "./registry.ts";
 
-/** `root` undefined: the default under the state directory; null: no isolation at all. */
-export function startIsolator(root: string | null | undefined, log: Logger): Isolator | undefined {
+/**
+ * `root` undefined: the default under the state directory; null: no isolation at all. A
+ * session's worktrees are kept between its turns as `keep` says.
+ */
+export function startIsolator(
+  root: string | null | undefined,
+  log: Logger,
+  keep: KeepSlots,
+): Isolator | undefined {
   const dir = root === undefined ? defaultWorkspaceRoot((name) => Deno.env.get(name)) : root;
   if (!dir) {
     log.warn("no state directory (HOME unset): fanned-out answer turns run children read-only");
     return undefined;
   }
-  const isolator = new Isolator({ root: dir });
+  const isolator = new Isolator({ root: dir, keep });
   isolator.sweep().then(
     (removed) => {
       if (removed.length === 0) return;

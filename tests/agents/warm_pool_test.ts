@@ -177,6 +177,51 @@ Deno.test("warm pool: no child is started to wait in a directory that is gone", 
   await pool.shutdown();
 });
 
+Deno.test("warm pool: a kept copy of the workspace is refilled once it is clean, and served on the next turn", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  const slot = await Deno.makeTempDir();
+  try {
+    const cleaned = Promise.withResolvers<void>();
+    const kept = { role: "child", cwd: slot, reusedAfter: cleaned.promise } as const;
+    const first = await pool.runner(claude, "turn 1", kept);
+    assert.equal(first.text, "cold: turn 1");
+    assert.equal(pool.ready, 0, "no child waits in it while it holds the turn's changes");
+    cleaned.resolve();
+    await eventually(() => pool.ready === 1, "refilled once the copy is clean");
+    assert.equal(fake.prepared[0].options.cwd, slot);
+    const next = { role: "child", cwd: slot, reusedAfter: new Promise<void>(() => {}) } as const;
+    assert.equal((await pool.runner(claude, "turn 2", next)).text, "warm: turn 2");
+  } finally {
+    await pool.shutdown();
+    await Deno.remove(slot, { recursive: true });
+  }
+});
+
+Deno.test("warm pool: a child waiting in a directory removed and made again is not served", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  const dir = await Deno.makeTempDir();
+  try {
+    await firstRun(pool, claude, { role: "child", cwd: dir });
+    // The slot is reaped and made afresh at the same path: the waiting child's cwd is gone.
+    await Deno.remove(dir);
+    // Creation times have millisecond resolution (and the inode is often reused at once).
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await Deno.mkdir(dir);
+    const run = await pool.runner(claude, "again", { role: "child", cwd: dir });
+    assert.equal(run.text, "cold: again");
+    assert.equal(fake.prepared[0].discarded, true, "the stale child is ended");
+    assert.equal(
+      (await pool.runner(claude, "then", { role: "child", cwd: dir })).text,
+      "warm: then",
+    );
+  } finally {
+    await pool.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("warm pool: refills wait until no pooled run is in flight", async () => {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());

@@ -205,13 +205,15 @@ Deno.test("status command: every agent's state, then why and until when for each
     { agent: "claude", health: health("healthy") },
     { agent: "codex", health: health("cooling-down", 61_000) },
     { agent: "gemini", health: { ...health("failing"), failuresInRow: 1 } },
+    { agent: "grok", health: { ...health("healthy"), missesInRow: 3 } },
   ];
   assert.deepEqual(healthLines(agents), [
-    "  agents:     claude ok, codex cooling down 1m01s, gemini failing",
+    "  agents:     claude ok, codex cooling down 1m01s, gemini failing, grok slow",
     `    codex: cooling down 1m01s (until ${
       clockTime("2026-11-24T10:00:00.000Z")
     }) after 2 failed calls in a row: exit 1`,
     "    gemini: failing: 1 failed call in a row: exit 1",
+    "    grok: slow: its grace missed 3 turns in a row (no failure)",
   ]);
   assert.deepEqual(healthLines([{ agent: "claude" }]), [], "a gateway that tells no health");
   assert.equal(clockTime(new Date(2026, 0, 2, 3, 4, 5).toISOString()), "03:04:05", "local time");

@@ -1,6 +1,6 @@
 /** The eval's statistics against values computed by hand and published tables. */
 import assert from "node:assert/strict";
-import { mcnemarExact, median, wilsonInterval } from "../../src/eval/stats.ts";
+import { mcnemarExact, wilsonInterval } from "../../src/eval/stats.ts";
 
 const close = (actual: number, expected: number, digits = 6) =>
   assert.ok(Math.abs(actual - expected) < 10 ** -digits, `${actual} ≠ ${expected}`);
@@ -54,10 +54,4 @@ Deno.test("exact McNemar p is symmetric and finite for large counts", () => {
   assert.ok(Number.isFinite(lopsided) && lopsided >= 0 && lopsided < 1e-300);
   const edge = mcnemarExact(450, 550);
   close(edge, 0.0017305360849763176, 9);
-});
-
-Deno.test("median of odd, even and no values", () => {
-  assert.equal(median([3, 1, 2]), 2);
-  assert.equal(median([4, 1, 3, 2]), 2.5);
-  assert.equal(median([]), 0);
 });

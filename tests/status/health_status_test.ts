@@ -34,6 +34,7 @@ Deno.test("status document: each agent's health — healthy, failing, cooling do
   assert.deepEqual(healthOf(store.document(INFO), "codex"), {
     state: "healthy",
     failuresInRow: 0,
+    missesInRow: 0,
     lastError: null,
     coolingUntil: null,
     coolingLeftMs: null,
@@ -41,7 +42,7 @@ Deno.test("status document: each agent's health — healthy, failing, cooling do
 
   const until = clock.now() + 60_000;
   const readings: AgentHealthReading[] = [
-    { agent: "claude", state: "healthy", failuresInRow: 0 },
+    { agent: "claude", state: "healthy", failuresInRow: 0, missesInRow: 2 },
     { agent: "codex", state: "failing", failuresInRow: 1, lastError: "codex: exit 1\n(auth)" },
     {
       agent: "gemini",
@@ -54,10 +55,12 @@ Deno.test("status document: each agent's health — healthy, failing, cooling do
   ];
   store.readHealthFrom(() => readings);
   const doc = store.document(INFO);
-  assert.equal(healthOf(doc, "claude")?.state, "healthy");
+  assert.equal(healthOf(doc, "claude")?.state, "healthy", "slow is not failing");
+  assert.equal(healthOf(doc, "claude")?.missesInRow, 2);
   assert.deepEqual(healthOf(doc, "codex"), {
     state: "failing",
     failuresInRow: 1,
+    missesInRow: 0,
     lastError: "codex: exit 1 (auth)",
     coolingUntil: null,
     coolingLeftMs: null,
@@ -65,6 +68,7 @@ Deno.test("status document: each agent's health — healthy, failing, cooling do
   assert.deepEqual(healthOf(doc, "gemini"), {
     state: "cooling-down",
     failuresInRow: 2,
+    missesInRow: 0,
     lastError: "gemini: exit 1: 503 UNAVAILABLE",
     coolingUntil: new Date(until).toISOString(),
     coolingLeftMs: 60_000,
@@ -169,6 +173,7 @@ Deno.test("agent health on a running gateway: the status API, `status`, `doctor`
     assert.deepEqual(healthOf(doc, "gemini"), {
       state: "cooling-down",
       failuresInRow: 1,
+      missesInRow: 0,
       lastError: "gemini: exit 1: 503 UNAVAILABLE (key ***)",
       coolingUntil: until,
       coolingLeftMs: 41_000,

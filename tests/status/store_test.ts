@@ -7,7 +7,6 @@ import { FakeClock } from "../support/fake_clock.ts";
 import { createCouncil } from "../../src/council/turn/turn.ts";
 import type { TurnObserver } from "../../src/council/observer.ts";
 import type { CallRecord, TurnRecord } from "../../src/council/records.ts";
-import { median } from "../../src/status/agent_figures.ts";
 import { RECENT_TURNS, StatusStore } from "../../src/status/store.ts";
 import { hostSessionKey, sessionKeysFor } from "../../src/status/session_lookup.ts";
 import {
@@ -177,7 +176,6 @@ Deno.test("status store: per-agent calls, failures (not cancellations), median l
   assert.equal(claude.usd, 1.25);
   assert.equal(agents[1].calls, 0);
   assert.equal(agents[1].medianMs, null);
-  assert.equal(median([5, 1, 3]), 3);
 });
 
 Deno.test("status store: how often the synthesizer chose each agent's proposal", async () => {

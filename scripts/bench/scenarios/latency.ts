@@ -2,10 +2,13 @@
  * The latency bench: council turns against the fake vendor API answering at model-like speed
  * (latency/profiles.ts), with the gateway's defaults (isolation and warm pool as shipped) and a
  * state directory of its own (no lateness learned before the run). For HTTP members, and the
- * real CLIs when installed (`LATENCY_MEMBERS=http`, `cli`, or both by default), per turn kind (answer, with the synthesizer writing or picking; action), interleaved
- * in one run: each member's solo wall and first answer, the council's, council / slowest solo,
- * and the floor (the slowest child the quorum waited for, plus the synthesizer's time to its
- * first token). `LATENCY_RUNS=N` turns per kind.
+ * real CLIs when installed (`LATENCY_MEMBERS=http`, `cli`, or both by default), per turn kind
+ * (answer, with the synthesizer writing or picking; action), interleaved in one run: each
+ * member's solo wall and first answer, the council's, council / slowest solo, and the floor (the
+ * slowest child the quorum waited for, plus the synthesizer's time to its first token).
+ * `LATENCY_RUNS=N` turns per kind. With `--compare DIR`, DIR's gateway (an older checkout) runs
+ * the same council turns interleaved. With CLI members, a session of answer turns follows, with
+ * the warm pool and without (latency/session.ts).
  */
 import { join } from "node:path";
 import { chainTurnBody, type TurnKind } from "./realchain.ts";
@@ -15,6 +18,7 @@ import { startGateway } from "../processes.ts";
 import { type Figure, formatNumber, formatTable, quantile } from "../results.ts";
 import { type BenchContext, runs, type Scenario } from "../scenario.ts";
 import { findClis, prepareHome } from "../realchain/clis.ts";
+import { measureSessions } from "../latency/session.ts";
 import {
   cliHome,
   cliMembers,
@@ -118,15 +122,29 @@ interface Variant {
   origin: string;
   stop(): Promise<void>;
   council: boolean;
+  /** `--compare DIR`'s council: an older gateway, whose synthesizer always writes. */
+  compared?: boolean;
   samples: Record<Flavour, Sample[]>;
 }
 
+/** Every member in one council, the first synthesizing; every turn fans out. */
+const councilConfig = (members: Member[]) => ({
+  fanOutPolicy: "always",
+  councilSize: members.length,
+  defaultAgents: members.map((m) => m.entry),
+});
+
 async function startVariants(context: BenchContext, set: string, members: Member[]) {
   const variants: Variant[] = [];
-  const start = async (label: string, config: Record<string, unknown>) => {
-    const gateway = await startGateway(context, config);
-    const council = config.fanOutPolicy === "always";
-    variants.push({ label, ...gateway, council, samples: { write: [], pick: [], action: [] } });
+  const start = async (label: string, config: Record<string, unknown>, compared = false) => {
+    const gateway = compared
+      ? await startGateway({ ...context, repoRoot: context.compareRoot! }, config, {
+        olderGateway: true,
+      })
+      : await startGateway(context, config);
+    const council = config.fanOutPolicy === "always" && !compared;
+    const samples = { write: [], pick: [], action: [] };
+    variants.push({ label, ...gateway, council, compared, samples });
   };
   for (const member of members) {
     await start(`${set} ${member.name} alone`, {
@@ -134,11 +152,10 @@ async function startVariants(context: BenchContext, set: string, members: Member
       defaultAgents: [member.entry],
     });
   }
-  await start(`${set} council`, {
-    fanOutPolicy: "always",
-    councilSize: members.length,
-    defaultAgents: members.map((m) => m.entry),
-  });
+  await start(`${set} council`, councilConfig(members));
+  if (context.compareRoot) {
+    await start(`${set} council, compared checkout`, councilConfig(members), true);
+  }
   return variants;
 }
 
@@ -156,7 +173,8 @@ const TITLES: Record<Flavour, string> = {
 /** The set's figures and table for one flavour: solos, council, ratios, floor. */
 function report(set: string, flavour: Flavour, variants: Variant[]) {
   const council = variants.find((v) => v.council)!;
-  const solos = variants.filter((v) => !v.council);
+  const compared = variants.find((v) => v.compared);
+  const solos = variants.filter((v) => !v.council && !v.compared);
   // Alone, a member answers by itself: its answer turns stand for both flavours.
   const solo = flavour === "action" ? "action" : "write";
   const slowest = Math.max(...solos.map((v) => p50(v.samples[solo], (s) => s.wallMs)));
@@ -165,7 +183,7 @@ function report(set: string, flavour: Flavour, variants: Variant[]) {
   const first = p50(council.samples[flavour], (s) => s.firstMs);
   const floor = p50(council.samples[flavour], (s) => s.floorMs);
   const bound = slowest + p50(council.samples[flavour], (s) => s.synthTtftMs);
-  const rows = variants.map((v) => {
+  const rows = variants.filter((v) => !(v.compared && flavour === "pick")).map((v) => {
     const samples = v.samples[v.council ? flavour : solo];
     return [
       v.label,
@@ -199,11 +217,21 @@ function report(set: string, flavour: Flavour, variants: Variant[]) {
       })]
       : []),
     figure("council wall / floor", wall / floor),
+    ...(compared && flavour !== "pick" ? [comparedFigure(wall, compared.samples[solo])] : []),
     figure("council first answer / slowest member's", first / slowestFirst, {
       note: `council ${seconds(first)}, slowest alone ${seconds(slowestFirst)}`,
     }),
   ];
   return { table, figures };
+
+  /** This council against the compared checkout's, the same turns (no slower than it was). */
+  function comparedFigure(wall: number, samples: Sample[]): Figure {
+    const before = p50(samples, (s) => s.wallMs);
+    return figure("council wall / compared checkout's council wall", wall / before, {
+      target: { text: "≤ 1.0 ×", pass: wall / before <= 1 },
+      note: `council ${seconds(wall)}, compared ${seconds(before)}`,
+    });
+  }
 }
 
 /** Whether the synthesizer picks on answer turns (the bench sets it before each turn). */
@@ -295,6 +323,15 @@ export const latency: Scenario = {
           const { table, figures: f } = report(set, flavour, variants);
           tables.push(table);
           figures.push(...f);
+        }
+        // A session's later turns, where the warm pool serves the isolated children.
+        const session = set === "CLI"
+          ? await measureSessions(context, councilConfig(members), vendor, project)
+          : undefined;
+        if (session) {
+          tables.push(session.table);
+          figures.push(...session.figures);
+          problems.push(...session.problems);
         }
       }
     } finally {

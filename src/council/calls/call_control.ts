@@ -13,12 +13,16 @@ export interface CutOff {
   kind: "quorum" | "retries" | "decided";
   why: string;
   /**
-   * Cut at the quorum without a grace because the agent's last call had failed: its silence is
-   * taken as the same failure going on.
+   * Cut at the quorum without a grace because the agent's last call had failed and it has not
+   * had its next chance yet (health.ts).
    */
   suspect?: boolean;
   /** Cut at the quorum without a grace because its upstream was failing (a retry, no output). */
   upstream?: boolean;
+  /** Cut at the end of the grace it was given once the quorum was in: that grace. */
+  graceMs?: number;
+  /** That grace was the longest any agent gets (`quorum.maxGraceMs`). */
+  longest?: boolean;
 }
 
 /** A call's own stop switch: the turn's abort ends it, and the council may cut it off. */

@@ -34,6 +34,10 @@ interface CallOptions {
   textFilter?: TextFilter;
   /** Where the agent works (default: the turn's working directory). */
   cwd?: string;
+  /** `cwd` is this turn's own copy, which no later turn comes back to. */
+  scratch?: boolean;
+  /** `cwd` is a copy later turns reuse once this settles (see `RunOptions`). */
+  reusedAfter?: Promise<void>;
   /** What it may do there (default: workspace-write, full-auto as CONTRACT.md §1.1.10 says). */
   access?: ChildAccess;
   /** Lets the caller cut the call off (quorum); default: a switch of the call's own. */
@@ -79,7 +83,8 @@ export async function callAgent(
   const runOptions: RunOptions = {
     role: options.role,
     cwd: options.cwd ?? turn.request.cwd,
-    scratch: options.cwd !== undefined && options.cwd !== turn.request.cwd,
+    scratch: options.scratch,
+    reusedAfter: options.reusedAfter,
     access: options.access,
     model: options.model,
     signal: control.signal,
@@ -126,8 +131,12 @@ export async function callAgent(
   turn.callEnded(call, cutOff ? cutOffLine(options.label, result.durationMs) : undefined);
   turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
   watch.ended(call);
-  const previousError = turn.env.health.statusOf(agent.name).lastError;
-  const upstream = { retries, lastRetryReason, previousError };
+  const before = turn.env.health.statusOf(agent.name);
+  const upstream = {
+    lastRetryReason,
+    previousError: before.lastError,
+    missesBefore: before.missesInRow ?? 0,
+  };
   turn.env.health.record(agent.name, verdictOf(result, cutOff, upstream));
   // The narrator's finish line is the call's one log line (at warn when it failed).
   tracker.finished(result, cutOff?.why);
@@ -178,13 +187,14 @@ function cutOffResult(result: AgentResult, cutOff: CutOff): AgentResult {
   };
 }
 
-/** What the call's agent went through before it ended: its upstream retries, its last failure. */
+/** What the call's agent went through before it ended: its upstream's last retry, its failures. */
 interface UpstreamTrail {
-  retries: number;
   /** The last retry's reason as the CLI printed it. */
   lastRetryReason?: string;
-  /** The reason of the agent's failure before this call, if its last call failed. */
+  /** The reason of the agent's last failure, while its failures are in a row. */
   previousError?: string;
+  /** Its calls cut off unanswered in a row before this one (without a failure). */
+  missesBefore: number;
 }
 
 /** What a call tells about its agent's health, with the reason a status report should show. */
@@ -194,23 +204,44 @@ function verdictOf(
   trail: UpstreamTrail,
 ): CallVerdict {
   if (result.ok) return { kind: "ok" };
-  // A straggler cut off while it was retrying its upstream, or while still silent after a failed
-  // call, was failing too; one cut off at the grace's end having shown nothing missed the turn.
-  if (cutOff?.kind === "quorum" && trail.retries === 0 && !cutOff.suspect) {
-    return { kind: "missed", reason: result.error ?? "cut off unanswered" };
-  }
   if (!cutOff && result.aborted) return { kind: "neutral" };
-  return { kind: "failed", reason: failureReason(result, cutOff, trail) };
+  // A straggler cut while its upstream was failing showed its failure.
+  if (cutOff?.kind !== "quorum" || cutOff.upstream) {
+    return { kind: "failed", reason: failureReason(result, cutOff, trail) };
+  }
+  return stragglerVerdict(result.error ?? "cut off unanswered", cutOff, trail);
+}
+
+/**
+ * A straggler cut at the quorum having shown no failure. Cut without a grace, it tells nothing
+ * new: the others decided the turn (neutral), or the council did not wait for a suspect (a miss,
+ * which gives it a grace next time). Cut at its grace's end, it missed; that is a failure only
+ * when its last calls had failed (its silence then most likely being more of the same, so the
+ * reason stays theirs), or when it missed the call before too and this grace was the longest
+ * there is: it answers within no wait the council gives (a hang), which cools it down at once.
+ */
+function stragglerVerdict(error: string, cutOff: CutOff, trail: UpstreamTrail): CallVerdict {
+  if (cutOff.graceMs === undefined) {
+    return cutOff.suspect ? { kind: "missed", reason: error } : { kind: "neutral" };
+  }
+  const { previousError, missesBefore } = trail;
+  if (cutOff.longest && (previousError !== undefined || missesBefore > 0)) {
+    const reason = previousError ??
+      `${error}; no answer within the longest grace (${
+        missesBefore + 1
+      } turns in a row unanswered)`;
+    return { kind: "failed", reason, hang: true };
+  }
+  if (previousError !== undefined) return { kind: "failed", reason: previousError };
+  return { kind: "missed", reason: error };
 }
 
 /**
  * Why a failed call failed, in terms a user can act on: a straggler cut at the quorum says what
- * its upstream answered when it retried, and one cut for staying silent after a failure (which
- * says nothing new) keeps the failure before it.
+ * its upstream answered when it retried.
  */
 function failureReason(result: AgentResult, cutOff: CutOff | undefined, trail: UpstreamTrail) {
   const error = result.error ?? "failed";
-  if (cutOff?.suspect && trail.retries === 0 && trail.previousError) return trail.previousError;
   if (cutOff?.kind === "quorum" && trail.lastRetryReason) {
     return `${error}; its upstream was failing: ${oneLine(trail.lastRetryReason)}`;
   }

@@ -31,6 +31,8 @@ export class ChildWorkspaces {
   #mode: Mode;
   /** Each child's changes, by child index, once read back. */
   #changes = new Map<number, Changes>();
+  /** Settles once `dispose` is over: kept copies are then clean for the session's next turn. */
+  readonly #disposed = Promise.withResolvers<void>();
 
   private constructor(turn: TurnContext, mode: Mode) {
     this.#turn = turn;
@@ -52,7 +54,7 @@ export class ChildWorkspaces {
       return new ChildWorkspaces(turn, { kind: "read-only" });
     };
     if (!isolator) return readOnly("no state directory for isolated workspaces (set HOME)");
-    turn.progress(`making ${count} isolated workspaces for the children`, "info");
+    turn.progress(`preparing ${count} isolated workspaces for the children`, "info");
     const started = turn.env.clock.now();
     const made = await isolator.isolate(cwd, count, {
       turnId: turn.request.id,
@@ -61,12 +63,7 @@ export class ChildWorkspaces {
     });
     if (!made.ok) return readOnly(made.reason);
     const seconds = ((turn.env.clock.now() - started) / 1000).toFixed(1);
-    turn.progress(
-      made.workspace.kind === "worktree"
-        ? `each child works in its own git worktree (HEAD plus uncommitted changes), made in ${seconds} s`
-        : `each child works in its own copy of the directory, made in ${seconds} s`,
-      "info",
-    );
+    turn.progress(madeLine(made.workspace, seconds), "info");
     return new ChildWorkspaces(turn, { kind: "isolated", workspace: made.workspace });
   }
 
@@ -77,8 +74,13 @@ export class ChildWorkspaces {
         return { access: "workspace-write" };
       case "read-only":
         return { access: "read-only" };
-      case "isolated":
-        return { cwd: this.#mode.workspace.copies[child.index].cwd, access: "workspace-write" };
+      case "isolated": {
+        const { workspace } = this.#mode;
+        const cwd = workspace.copies[child.index].cwd;
+        // A kept copy is the same directory on the session's next turn: a child may wait there.
+        const lasts = workspace.kept ? { reusedAfter: this.#disposed.promise } : { scratch: true };
+        return { cwd, access: "workspace-write", ...lasts };
+      }
     }
   }
 
@@ -170,15 +172,29 @@ export class ChildWorkspaces {
     };
   }
 
-  /** Removes the copies. Safe to call more than once. */
+  /** Removes the copies, or cleans and keeps them for the session. Safe to call more than once. */
   async dispose(): Promise<void> {
     if (this.#mode.kind !== "isolated") return;
     try {
       await this.#mode.workspace.dispose();
     } catch (err) {
       this.#turn.log.warn("cannot remove the turn's workspaces: {error}", { error: String(err) });
+    } finally {
+      this.#disposed.resolve();
     }
   }
+}
+
+/** The progress line saying where the children work and how long that took. */
+function madeLine(workspace: IsolatedWorkspace, seconds: string): string {
+  if (workspace.kind === "copy") {
+    return `each child works in its own copy of the directory, made in ${seconds} s`;
+  }
+  const where = "each child works in its own git worktree (HEAD plus uncommitted changes)";
+  if (workspace.reset === 0) return `${where}, made in ${seconds} s`;
+  const made = workspace.copies.length - workspace.reset;
+  return `${where}: reset ${workspace.reset} isolated workspaces kept from the session's last ` +
+    `turn${made > 0 ? ` and made ${made}` : ""} in ${seconds} s`;
 }
 
 /**

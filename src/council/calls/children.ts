@@ -1,7 +1,7 @@
 /**
  * A turn's children, run in parallel until the quorum rule ends the wait: once enough of them
- * have usable results, the rest get a grace period (none if their last call failed) and are then
- * cut off.
+ * have usable results, the rest get a grace period learned from their lateness (none for a
+ * suspect, health.ts, or one whose upstream is failing) and are then cut off.
  */
 import type { TimerId } from "../../base/clock.ts";
 import type { AgentPrompt, AgentResult, ChildAccess } from "../../agents/types.ts";
@@ -26,6 +26,10 @@ export interface ChildReply {
 export interface Placement {
   cwd?: string;
   access: ChildAccess;
+  /** `cwd` is this turn's alone (see `RunOptions`). */
+  scratch?: boolean;
+  /** `cwd` is kept for later turns, cleaned of this turn's changes once this settles. */
+  reusedAfter?: Promise<void>;
 }
 
 /** How a turn's children run: where each works, what follows each one's end, when to stop. */
@@ -94,8 +98,8 @@ class QuorumWait {
   #finished: ChildReply[] = [];
   #running: Set<number>;
   #timers = new Map<number, TimerId>();
-  /** Children cut at the end of their grace. */
-  #graceEnded = new Set<number>();
+  /** Children cut at the end of their grace, and that grace. */
+  #graceEnded = new Map<number, number>();
   /** When the quorum came (stragglers were cut or given their grace, once). */
   #quorumAt: number | undefined;
   /** The rest were cut off: the wait is over. */
@@ -146,6 +150,7 @@ class QuorumWait {
     const graced = [...this.#running].filter((i) => !this.#controls[i].cutOff);
     if (graced.length === 0) return;
     const { lateness, clock } = this.#turn.env;
+    const longest = lateness.longestMs;
     const graces = graced.map((i) => lateness.graceFor(this.#children[i].agent.name));
     const labels = graced.map((i) => this.#children[i].label);
     const same = graces.every((g) => g === graces[0]);
@@ -156,12 +161,11 @@ class QuorumWait {
       : labels.map((label, k) => `${label} gets ${tenthSeconds(graces[k])} more`).join(", ");
     this.#turn.progress(`${answersIn} — ${given}`, "info");
     graced.forEach((i, k) => {
-      const why = `quorum of ${this.#quorum} answers reached, ${
-        tenthSeconds(graces[k])
-      } grace over`;
+      const graceMs = graces[k];
+      const why = `quorum of ${this.#quorum} answers reached, ${tenthSeconds(graceMs)} grace over`;
       const end = () => {
-        this.#graceEnded.add(i);
-        this.#cut(i, { kind: "quorum", why });
+        this.#graceEnded.set(i, graceMs);
+        this.#cut(i, { kind: "quorum", why, graceMs, longest: graceMs >= longest });
       };
       this.#timers.set(i, clock.setTimeout(end, graces[k]));
     });
@@ -173,25 +177,25 @@ class QuorumWait {
     const agent = this.#children[index].agent.name;
     const late = this.#turn.env.clock.now() - this.#quorumAt;
     if (this.#rule.usable(reply)) this.#turn.env.lateness.record(agent, late);
-    // Cut at the grace's end having shown nothing: at least that late (so a slow agent's grace
-    // grows toward its lateness; two such misses in a row count as a failure, health.ts).
+    // Cut at the grace's end having shown nothing: at least that late, and its next grace grows
+    // (whether the miss is a failure is health's matter, calls.ts).
     else if (this.#graceEnded.has(index) && reply.cutOff) {
-      this.#turn.env.lateness.record(agent, late);
+      this.#turn.env.lateness.missed(agent, this.#graceEnded.get(index)!);
     }
   }
 
   /**
-   * Stragglers whose agent's last call failed get no grace: a CLI retrying a failing upstream
-   * may say nothing for seconds, and after a failure its silence most likely means more of it.
-   * Nor do those whose upstream is failing right now (a retry, and no output since).
+   * Suspects (their agent's last call failed, and they have not had their next chance yet) get no
+   * grace: a CLI retrying a failing upstream may say nothing for seconds, and after a failure its
+   * silence most likely means more of it. Nor do those whose upstream is failing right now (a
+   * retry, and no output since).
    */
   #cutSuspects(answersIn: string): void {
     const running = [...this.#running];
     const failing = running.filter((i) => this.#controls[i].upstreamFailing);
     for (const i of failing) this.#cutFailing(i, answersIn);
     const suspects = running.filter((i) =>
-      !failing.includes(i) &&
-      this.#turn.env.health.statusOf(this.#children[i].agent.name).failuresInRow > 0
+      !failing.includes(i) && this.#turn.env.health.suspect(this.#children[i].agent.name)
     );
     if (suspects.length === 0) return;
     const labels = suspects.map((i) => this.#children[i].label).join(", ");

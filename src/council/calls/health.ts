@@ -1,7 +1,8 @@
 /**
- * Agent health: each agent's run of failed calls, and the cool-down during which an agent that
- * kept failing is skipped. Lives as long as the council; `status()` is the read API for
- * `doctor` and status reports.
+ * Agent health: each agent's run of failed calls, the cool-down during which an agent that kept
+ * failing is skipped, and apart from them its run of calls cut off unanswered (slowness, never a
+ * failure by itself). Lives as long as the council; `status()` is the read API for `doctor` and
+ * status reports.
  */
 import type { Clock } from "../../base/clock.ts";
 
@@ -13,19 +14,17 @@ interface HealthSettings {
 }
 
 /**
- * How one call counts: `neutral` = it tells nothing (cancelled); `missed` = it was cut off at the
- * end of the quorum's grace without answering and without showing a failure, which counts as one
- * only the second time in a row (a hanging upstream, or one failing after a long wait, shows
- * nothing else; a slow agent that misses every grace only costs and never counts).
+ * How one call counts: `neutral` = it tells nothing (cancelled, or cut because the other children
+ * already decided the turn); `missed` = it was cut unanswered without showing a failure: at the
+ * end of its grace, or at the quorum while a suspect (calls.ts decides which misses are failures
+ * instead). A miss never counts as a failure: it ends a suspicion and is shown as slowness.
  */
 export type CallVerdict =
   | { kind: "ok" }
-  | { kind: "failed"; reason: string }
+  /** `hang`: unanswered within the longest grace; it cools the agent down at once. */
+  | { kind: "failed"; reason: string; hang?: boolean }
   | { kind: "missed"; reason: string }
   | { kind: "neutral" };
-
-/** Misses in a row that count as a failure. */
-const MISSES_AS_FAILURE = 2;
 
 /** One agent as status reports show it. */
 export interface AgentHealthStatus {
@@ -33,6 +32,8 @@ export interface AgentHealthStatus {
   state: "healthy" | "failing" | "cooling-down";
   /** Failed calls in a row (0 after any success). */
   failuresInRow: number;
+  /** Calls in a row cut off unanswered without a failure (slowness; absent when none). */
+  missesInRow?: number;
   /** The last failure's reason, while failures are in a row. */
   lastError?: string;
   /** When the current cool-down ends (epoch ms), while cooling down. */
@@ -41,43 +42,54 @@ export interface AgentHealthStatus {
 
 interface Entry {
   failuresInRow: number;
+  missesInRow: number;
   lastError?: string;
   coolingUntil?: number;
+  /** Its last call failed and it has not had its next chance yet: no grace at the quorum. */
+  suspect: boolean;
 }
 
 export class AgentHealth {
   #settings: HealthSettings;
   #clock: Clock;
   #agents = new Map<string, Entry>();
-  /** Calls in a row cut off at the grace's end unanswered, per agent (not yet a failure). */
-  #misses = new Map<string, number>();
 
   constructor(settings: HealthSettings, clock: Clock) {
     this.#settings = settings;
     this.#clock = clock;
   }
 
-  /** Books one finished call. A failure at or past the limit (re)starts the cool-down. */
+  /**
+   * Books one finished call. A failure at or past the limit, or a hang, (re)starts the cool-down,
+   * after which the agent's first call gets its grace; a failure short of it makes the agent a
+   * suspect, cut at the next quorum without grace once (booked a miss, so the call after it gets
+   * a grace).
+   */
   record(agent: string, verdict: CallVerdict): void {
     if (verdict.kind === "neutral") return;
-    if (verdict.kind === "missed") {
-      const misses = (this.#misses.get(agent) ?? 0) + 1;
-      this.#misses.set(agent, misses);
-      if (misses < MISSES_AS_FAILURE) return;
-      verdict = { kind: "failed", reason: `${verdict.reason} (${misses} turns in a row)` };
-    } else this.#misses.delete(agent);
     if (verdict.kind === "ok") {
       this.#agents.delete(agent);
       return;
     }
-    const entry = this.#agents.get(agent) ?? { failuresInRow: 0 };
+    const entry = this.#agents.get(agent) ?? { failuresInRow: 0, missesInRow: 0, suspect: false };
+    this.#agents.set(agent, entry);
+    entry.suspect = false;
+    if (verdict.kind === "missed") {
+      entry.missesInRow++;
+      return;
+    }
+    entry.missesInRow = 0;
     entry.failuresInRow++;
     entry.lastError = verdict.reason;
     const { failures, cooldownMs } = this.#settings;
-    if (failures > 0 && entry.failuresInRow >= failures) {
+    if (failures > 0 && (entry.failuresInRow >= failures || verdict.hang)) {
       entry.coolingUntil = this.#clock.now() + cooldownMs;
-    }
-    this.#agents.set(agent, entry);
+    } else entry.suspect = true;
+  }
+
+  /** Whether a straggler of `agent` is cut at the quorum without grace (see `record`). */
+  suspect(agent: string): boolean {
+    return this.#agents.get(agent)?.suspect === true;
   }
 
   /**
@@ -87,11 +99,14 @@ export class AgentHealth {
   adopt(status: AgentHealthStatus): void {
     const until = status.coolingUntil;
     if (until === undefined || until <= this.#clock.now()) return;
-    const entry = this.#agents.get(status.agent) ?? { failuresInRow: 0 };
+    const entry = this.#agents.get(status.agent) ??
+      { failuresInRow: 0, missesInRow: 0, suspect: false };
     if ((entry.coolingUntil ?? 0) >= until) return;
     entry.failuresInRow = Math.max(entry.failuresInRow, status.failuresInRow);
     entry.lastError = status.lastError ?? entry.lastError;
     entry.coolingUntil = until;
+    // As after a cool-down of its own, the agent's first call after it gets its grace.
+    entry.suspect = false;
     this.#agents.set(status.agent, entry);
   }
 
@@ -105,16 +120,18 @@ export class AgentHealth {
     const entry = this.#agents.get(agent);
     if (!entry) return { agent, state: "healthy", failuresInRow: 0 };
     const cooling = entry.coolingUntil !== undefined && entry.coolingUntil > this.#clock.now();
+    const failing = entry.failuresInRow > 0;
     return {
       agent,
-      state: cooling ? "cooling-down" : "failing",
+      state: cooling ? "cooling-down" : failing ? "failing" : "healthy",
       failuresInRow: entry.failuresInRow,
+      ...(entry.missesInRow > 0 ? { missesInRow: entry.missesInRow } : {}),
       ...(entry.lastError !== undefined ? { lastError: entry.lastError } : {}),
       ...(cooling ? { coolingUntil: entry.coolingUntil } : {}),
     };
   }
 
-  /** Every agent with failures on record, in the order they first failed. */
+  /** Every agent with failures or misses on record, in the order they first had one. */
   status(): AgentHealthStatus[] {
     return [...this.#agents.keys()].map((agent) => this.statusOf(agent));
   }

@@ -1,7 +1,10 @@
 /**
  * Each agent's usual lateness behind the quorum on fanned-out turns, and the grace a straggler
  * gets from it: a high percentile of its recent lateness with a margin, clamped; an agent with
- * too little history gets the configured default.
+ * too little history gets the configured default. Its latest call bounds the grace too: the
+ * lateness it just showed, with the margin, or after a grace it missed, the longest grace: a slow
+ * agent then answers within it at its own pace (a grace costs only while nothing answers), and
+ * one that does not answer even within that is taken for hanging (calls.ts).
  */
 
 export interface GraceSettings {
@@ -56,6 +59,8 @@ export class Lateness {
   #history: LatenessHistory;
   #store: LatenessStore | undefined;
   #changed = false;
+  /** The bound each agent's latest call sets (kept in memory only: a restart goes by history). */
+  #latest = new Map<string, number>();
 
   constructor(settings: GraceSettings, store?: LatenessStore) {
     this.#settings = settings;
@@ -65,14 +70,36 @@ export class Lateness {
 
   /** The grace a straggler of `agent` gets once the quorum is in. */
   graceFor(agent: string): number {
-    return graceFrom(this.#history[agent] ?? [], this.#settings);
+    const fromHistory = graceFrom(this.#history[agent] ?? [], this.#settings);
+    const latest = this.#latest.get(agent) ?? 0;
+    return Math.min(this.#settings.maxMs, Math.max(fromHistory, latest));
   }
 
-  /** One call of `agent` came `lateMs` behind the quorum (0: in before it). */
+  /** The longest grace any agent gets. */
+  get longestMs(): number {
+    return this.#settings.maxMs;
+  }
+
+  /** One call of `agent` answered `lateMs` behind the quorum (0: in before it). */
   record(agent: string, lateMs: number): void {
-    const samples = [...this.#history[agent] ?? [], Math.max(0, Math.round(lateMs))];
-    this.#history[agent] = samples.slice(-LATENESS_WINDOW);
+    const late = this.#add(agent, lateMs);
+    this.#latest.set(agent, Math.round(late * MARGIN));
+  }
+
+  /**
+   * A straggler of `agent` was cut at the end of its `graceMs` without answering: it is at least
+   * that late (a sample of its history), and its next grace is the longest.
+   */
+  missed(agent: string, graceMs: number): void {
+    this.#add(agent, graceMs);
+    this.#latest.set(agent, this.#settings.maxMs);
+  }
+
+  #add(agent: string, lateMs: number): number {
+    const late = Math.max(0, Math.round(lateMs));
+    this.#history[agent] = [...this.#history[agent] ?? [], late].slice(-LATENESS_WINDOW);
     this.#changed = true;
+    return late;
   }
 
   /** Writes what changed since the last save to the store, if there is one. Never throws. */

@@ -72,5 +72,7 @@ async function judgedPlan(
 function coolingNote(turn: TurnContext, status: AgentHealthStatus): string {
   const left = tenthSeconds((status.coolingUntil ?? 0) - turn.env.clock.now());
   const last = status.lastError ? ` (${oneLine(status.lastError)})` : "";
-  return `cooling down after ${status.failuresInRow} failed calls in a row${last}; back in ${left}`;
+  const n = status.failuresInRow;
+  const calls = `${n} failed call${n === 1 ? "" : "s"} in a row`;
+  return `cooling down after ${calls}${last}; back in ${left}`;
 }

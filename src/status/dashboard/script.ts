@@ -133,6 +133,10 @@ export const DASHBOARD_SCRIPT = String.raw`
   var HEALTH_MARKS = { healthy: "✓", failing: "✗", "cooling-down": "⊘" };
   function healthState(h) { return h ? h.state : "healthy"; }
   function healthText(h) {
+    if (h && h.state === "healthy" && h.missesInRow > 0) {
+      return HEALTH_MARKS.healthy + " slow: its grace missed " + h.missesInRow + " turn" +
+        (h.missesInRow === 1 ? "" : "s") + " in a row (no failure)";
+    }
     if (!h || h.state === "healthy") return HEALTH_MARKS.healthy + " ok";
     var n = h.failuresInRow;
     var calls = n + " failed call" + (n === 1 ? "" : "s") + " in a row";

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import {
   graceFrom,
+  Lateness,
   type LatenessHistory,
   MIN_GRACE_MS,
   parseHistory,
@@ -36,6 +37,22 @@ Deno.test("lateness: a new agent gets the default; then a high percentile × mar
   assert.equal(graceFrom([8000, 9000, 9500], SETTINGS), 10_000, "clamped to the most");
   assert.deepEqual(parseHistory({ a: [1, -2, "x", 3], b: "no", c: [] }), { a: [1, 3] });
   assert.deepEqual(parseHistory(null), {});
+});
+
+Deno.test("lateness: a missed grace makes the next one the longest; an answer's lateness bounds the next", () => {
+  const lateness = new Lateness(SETTINGS);
+  lateness.missed("gemini", 3000);
+  assert.equal(lateness.graceFor("gemini"), 10_000, "after a miss: the longest");
+  assert.equal(lateness.longestMs, 10_000);
+  lateness.record("gemini", 4000);
+  assert.equal(lateness.graceFor("gemini"), 6000, "too little history: its latest lateness × 1.5");
+  lateness.record("gemini", 1000);
+  // History [3000, 4000, 1000]: its high percentile, 4000 × 1.5 = 6000, over 1000 × 1.5.
+  assert.equal(lateness.graceFor("gemini"), 6000);
+  assert.deepEqual(lateness.history(), { gemini: [3000, 4000, 1000] }, "a miss is a sample");
+  const fresh = new Lateness(SETTINGS);
+  fresh.record("codex", 2500);
+  assert.equal(fresh.graceFor("codex"), 3750, "its latest lateness × 1.5 over the default");
 });
 
 /** A store in memory, as the gateway keeps one in the state directory. */
@@ -152,7 +169,7 @@ Deno.test("upstream-failure cut: a child retrying a failing upstream when the qu
 
 Deno.test("upstream-failure cut: a retry announced during the grace ends the wait for it at once", async () => {
   const sink: { emit?: (event: AgentEvent) => void } = {};
-  const { runTurn, records } = recordingCouncil(
+  const { runTurn, records, agentHealth } = recordingCouncil(
     { quorum: { minAnswers: 2, graceMs: 5000 } },
     byAgent({
       "claude:child": { text: "ALPHA" },
@@ -167,13 +184,18 @@ Deno.test("upstream-failure cut: a retry announced during the grace ends the wai
   const log = await watcher.finished;
   assert.ok(log.progress.some((l) => l.endsWith("not waiting for codex: its upstream is failing")));
   assert.equal(records[0].calls.find((c) => c.label === "codex")?.cutOff, "quorum");
+  // Its upstream said it is failing: a failure (unlike a grace missed in silence), named by it.
+  const codex = agentHealth().find((s) => s.agent === "codex");
+  assert.equal(codex?.state, "failing");
+  assert.equal(codex?.failuresInRow, 1);
+  assert.match(codex?.lastError ?? "", /its upstream was failing: 503 Service Unavailable$/);
 });
 
 Deno.test("upstream-failure cut: a child whose retries healed before the quorum gets its grace, and its answer counts", async () => {
   const sink: { emit?: (event: AgentEvent) => void } = {};
   const release = gate();
   const geminiGate = gate();
-  const { runTurn, fake, records } = recordingCouncil(
+  const { runTurn, fake, records, agentHealth } = recordingCouncil(
     { quorum: { minAnswers: 2, graceMs: 5000 } },
     byAgent({
       "claude:child": { text: "ALPHA" },
@@ -197,10 +219,11 @@ Deno.test("upstream-failure cut: a child whose retries healed before the quorum 
   );
   assert.equal(records[0].calls.find((c) => c.label === "codex")?.ok, true);
   assert.match(fake.calls.find((c) => c.role === "synth")!.prompt, /BRAVO late/);
+  assert.equal(agentHealth().find((s) => s.agent === "codex")?.state, "healthy", "no failure");
 });
 
 Deno.test("upstream-failure cut: retries that heal before the quorum count as an answer", async () => {
-  const { runTurn, fake, records } = recordingCouncil(
+  const { runTurn, fake, records, agentHealth } = recordingCouncil(
     { quorum: { minAnswers: 3, graceMs: 5000 } },
     byAgent({
       "claude:child": { text: "ALPHA" },
@@ -213,6 +236,7 @@ Deno.test("upstream-failure cut: retries that heal before the quorum count as an
   await watcher.finished;
   assert.equal(records[0].calls.find((c) => c.label === "codex")?.ok, true);
   assert.match(fake.calls.find((c) => c.role === "synth")!.prompt, /BRAVO healed/);
+  assert.equal(agentHealth().find((s) => s.agent === "codex")?.state, "healthy", "no failure");
 });
 
 Deno.test("upstream-failure cut: agent 0 cut for a failing upstream does not synthesize", async () => {
@@ -232,4 +256,29 @@ Deno.test("upstream-failure cut: agent 0 cut for a failing upstream does not syn
     "codex",
   ]);
   assert.deepEqual(log.outcome, { kind: "answer", text: "combined by codex" });
+});
+
+Deno.test("upstream-failure cut: a child whose retries healed and then missed its grace only missed it", async () => {
+  const sink: { emit?: (event: AgentEvent) => void } = {};
+  const geminiGate = gate();
+  const { runTurn, clock, agentHealth } = recordingCouncil(
+    { quorum: { minAnswers: 2, graceMs: 5000 } },
+    byAgent({
+      "claude:child": { text: "ALPHA" },
+      "codex:child": controlled(sink, new Promise(() => {})),
+      "gemini:child": { text: "CHARLIE", gate: geminiGate.promise },
+      "claude:synth": { text: "combined" },
+    }),
+  );
+  const watcher = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  await watcher.progressMatching(/^claude: done/);
+  sink.emit!({ type: "retry", agent: "codex", attempt: 1, reason: "429 rate limited" });
+  sink.emit!({ type: "text", agent: "codex", text: "BRAVO, slowly" });
+  geminiGate.open();
+  await watcher.progressMatching(/— codex gets 5\.0s more$/);
+  clock.advance(5000);
+  const log = await watcher.finished;
+  assert.ok(log.progress.some((l) => l.startsWith("codex cut off after")), log.progress.join("\n"));
+  const codex = agentHealth().find((s) => s.agent === "codex");
+  assert.deepEqual(codex, { agent: "codex", state: "healthy", failuresInRow: 0, missesInRow: 1 });
 });

@@ -265,7 +265,16 @@ Deno.test("quorum: a straggler whose agent's last call failed is cut at the quor
   assert.equal(fake.calls.filter((c) => c.role === "synth").length, 2);
   assert.equal(records[1].calls.find((c) => c.label === "gemini")?.cutOff, "quorum");
   assert.equal(clock.pending, 0);
-  // Counted as a second failure in a row: gemini now cools down and is skipped.
+  // Not waiting is the council's own decision, no new failure (counting it dropped a slow agent
+  // for good): gemini has failed once, and its next call gets a grace.
+  const gemini = agentHealth().find((s) => s.agent === "gemini");
+  assert.equal(gemini?.state, "failing");
+  assert.equal(gemini?.failuresInRow, 1);
+  const third = new TurnWatcher(runTurn(testRequest(), new AbortController().signal));
+  await third.progressMatching(/^quorum: 2 of 3 answers in — gemini gets 3\.0s more$/);
+  clock.advance(3000);
+  await within(third.finished, "the third turn");
+  // Silent to the end of that grace after a failure: the second failure; it cools down.
   assert.equal(agentHealth().find((s) => s.agent === "gemini")?.state, "cooling-down");
 });
 
