@@ -46,7 +46,7 @@ export class EarlySynthesizer implements StartedSynthesizer {
     passedOver: readonly string[],
   ): void {
     const { runner, config, health } = turn.env;
-    if (!runner || plan.kind !== "fanout") return;
+    if (!runner || plan.kind !== "fanout" || turn.signal.aborted) return;
     // An agent whose last call failed would most likely not synthesize (synthesizers.ts): the
     // first one without failures is started instead, if there is one.
     const ready = config.defaultAgents.filter((a) =>

@@ -182,6 +182,25 @@ Deno.test("early synthesizer: a cancelled turn leaves no process of it", async (
   assert.ok(isGone(prepared[0].pid!));
 });
 
+Deno.test("early synthesizer: a turn cancelled while agent 0 retries its upstream starts no other", async () => {
+  const { runTurn, prepared, steps } = await councilOf(
+    {
+      claude: { modes: ["retry-loop"], retryDelayMs: 20 },
+      codex: { modes: ["hang"] },
+      gemini: { modes: ["hang"] },
+    },
+    { maxUpstreamRetries: 1000 },
+  );
+  const controller = new AbortController();
+  const watcher = new TurnWatcher(runTurn(testRequest(), controller.signal));
+  await eventually(() => prepared.length === 1, "the synthesizer started ahead");
+  await within(watcher.progressMatching(/claude.*retr/i), "claude's retries");
+  controller.abort();
+  await within(watcher.finished, "the cancelled turn");
+  assert.ok(!steps.includes("prepare codex synth"), steps.join("\n"));
+  assert.ok(isGone(prepared[0].pid!));
+});
+
 Deno.test("early synthesizer: a one-agent turn starts none", async () => {
   const { turn, steps } = await councilOf(
     { claude: { reply: "alone" }, codex: {}, gemini: {} },
