@@ -16,6 +16,7 @@ import { concurrency } from "./scenarios/concurrency.ts";
 import { footprint } from "./scenarios/footprint.ts";
 import { latency } from "./scenarios/latency.ts";
 import { load } from "./scenarios/load.ts";
+import { outage } from "./scenarios/outage.ts";
 import { overhead } from "./scenarios/overhead.ts";
 import { parallel } from "./scenarios/parallel.ts";
 import { passthrough } from "./scenarios/passthrough.ts";
@@ -38,6 +39,7 @@ export const SCENARIOS: readonly Scenario[] = [
 /** Scenarios run only when `--only` names them (e.g. they need an npm install). */
 export const OPT_IN_SCENARIOS: readonly Scenario[] = [
   latency,
+  outage,
   load,
   worktree,
   session,

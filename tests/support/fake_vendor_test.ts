@@ -283,6 +283,26 @@ Deno.test("latency model: a streamed answer is paced on the injected clock", asy
   assert.equal(clock.now() - vendor.requests[1].arrivedAt, 1000 + 19 * 20, "JSON after the whole");
 });
 
+Deno.test("latency model: reseeding starts the draws afresh, so the requests after it get the same latencies again", async () => {
+  const clock = new VirtualClock();
+  await using vendor = startFakeVendor({ clock, profile: PROFILE, seed: 5 });
+  const firstTokens = async () => {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      await (await post(`${vendor.origin}/v1/messages`, ask("x"))).json();
+      // The JSON reply's one wait (rounded: the clock's offset moves the last bits).
+      times.push(Math.round(clock.sleeps.at(-1)! * 1000) / 1000);
+    }
+    return times;
+  };
+  const before = await firstTokens();
+  assert.notEqual(new Set(before).size, 1, "each request draws anew");
+  vendor.reseed(5);
+  assert.deepEqual(await firstTokens(), before);
+  vendor.reseed(6);
+  assert.notDeepEqual(await firstTokens(), before);
+});
+
 Deno.test("latency model: profiles by caller, and a scripted delay on top", async () => {
   const clock = new VirtualClock();
   const slow = { ...PROFILE, jitter: 0, ttftMs: 3000 };

@@ -61,7 +61,7 @@ export function latencyAnswer(request: RecordedRequest, pick = false): Answer | 
  * One measured turn: wall, first answer (text or tool call); for council turns the floor and the
  * synthesizer's time to its first token (NaN otherwise).
  */
-interface Sample {
+export interface Sample {
   wallMs: number;
   firstMs: number;
   floorMs: number;
@@ -89,7 +89,7 @@ export function floorOf(calls: readonly RecordedRequest[], startedAt: number): n
   return lastChild - startedAt + (synth.firstTokenAt - synth.arrivedAt);
 }
 
-async function sendTurn(
+export async function sendTurn(
   origin: string,
   kind: TurnKind,
   run: number,
@@ -272,7 +272,7 @@ async function measure(
   return problems;
 }
 
-async function memberSets(context: BenchContext, origin: string) {
+export async function memberSets(context: BenchContext, origin: string) {
   const wanted = (Deno.env.get("LATENCY_MEMBERS") ?? "http,cli").split(",");
   const sets: [string, Member[]][] = [];
   if (wanted.includes("http")) sets.push(["HTTP", httpMembers(origin)]);

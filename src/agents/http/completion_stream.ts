@@ -180,6 +180,9 @@ function retryWait(
     failure,
     ms: wait,
   });
+  // Announced as a CLI announces its retries: the council then knows this upstream is failing
+  // (with the quorum in it stops waiting, and a synthesizer whose child failed so is skipped).
+  call.onItems([{ type: "retry", attempt: 1, maxAttempts: 2, reason: failure }]);
   return wait;
 }
 

@@ -18,6 +18,8 @@ export interface ChildReply {
   result: AgentResult;
   /** Set when the council cut the child off. */
   cutOff?: CutOff;
+  /** Its last upstream request had failed when it ended (a retry announced, no output since). */
+  upstreamFailing?: boolean;
 }
 
 /** Where one child works and what it may do there. */
@@ -72,8 +74,10 @@ export async function runChildren(
         child,
         result,
         ...(controls[i].cutOff ? { cutOff: controls[i].cutOff } : {}),
+        ...(controls[i].upstreamFailing ? { upstreamFailing: true } : {}),
       };
       wait.finished(i, reply);
+      if (upstreamDown(reply)) turn.earlySynth?.passOver(child.agent.name);
       await options.afterEach?.(reply);
       return reply;
     }));
@@ -238,6 +242,15 @@ class QuorumWait {
     this.#over = true;
     for (const i of this.#running) this.#cut(i, { kind: "quorum", why });
   }
+}
+
+/**
+ * Whether a child's end showed its agent's upstream down in this turn: cut off retrying it, cut
+ * at the quorum while it was failing, or failed with its last retry failing too.
+ */
+export function upstreamDown({ result, cutOff, upstreamFailing }: ChildReply): boolean {
+  return cutOff?.kind === "retries" || cutOff?.upstream === true ||
+    (!result.ok && upstreamFailing === true);
 }
 
 export function childFailure(reply: ChildReply): Failure {

@@ -16,23 +16,42 @@ export class EarlySynthesizer implements StartedSynthesizer {
   #run: Promise<PreparedRun>;
   #claimed = false;
   #discarded: Promise<void> | undefined;
+  /** Starts the next likeliest synthesizer instead of this one, its discard given to await. */
+  #startNext: (discarded: Promise<void>) => void;
 
-  private constructor(agent: string, run: Promise<PreparedRun>) {
+  private constructor(
+    agent: string,
+    run: Promise<PreparedRun>,
+    startNext: (discarded: Promise<void>) => void,
+  ) {
     this.agent = agent;
     this.#run = run;
+    this.#startNext = startNext;
   }
 
   /**
    * Starts the agent that will most likely synthesize a fanned-out turn (agent 0, or the first
-   * not cooling down and without recent failures), when the runner can prepare runs; `access` is what the synthesizer will
-   * be allowed in the turn's working directory.
+   * not cooling down and without recent failures), when the runner can prepare runs; `access` is
+   * what the synthesizer will be allowed in the turn's working directory.
    */
   static start(turn: TurnContext, plan: RunPlan, access: ChildAccess): void {
+    if (!turn.earlySynth) EarlySynthesizer.#launch(turn, plan, access, []);
+  }
+
+  /** Starts the likeliest synthesizer but those `passedOver` (their upstream is down). */
+  static #launch(
+    turn: TurnContext,
+    plan: RunPlan,
+    access: ChildAccess,
+    passedOver: readonly string[],
+  ): void {
     const { runner, config, health } = turn.env;
-    if (!runner || plan.kind !== "fanout" || turn.earlySynth) return;
+    if (!runner || plan.kind !== "fanout" || turn.signal.aborted) return;
     // An agent whose last call failed would most likely not synthesize (synthesizers.ts): the
     // first one without failures is started instead, if there is one.
-    const ready = config.defaultAgents.filter((a) => !health.coolingDown(a.name));
+    const ready = config.defaultAgents.filter((a) =>
+      !health.coolingDown(a.name) && !passedOver.includes(a.name)
+    );
     const agent = ready.find((a) => health.statusOf(a.name).failuresInRow === 0) ?? ready[0];
     // Only a CLI that waits for a late prompt (its runner-table entry says so) starts ahead.
     if (!agent || !cliAdapterOf(agent.runner)?.waitsForPrompt) return;
@@ -49,7 +68,24 @@ export class EarlySynthesizer implements StartedSynthesizer {
       holdStdin: true,
     });
     turn.progress(`${agent.name} (synth): started ahead`, "debug");
-    turn.startedAhead(new EarlySynthesizer(agent.name, run));
+    const startNext = (discarded: Promise<void>) => {
+      // The turn's end waits for the one passed over to be gone.
+      turn.windsDown(discarded);
+      EarlySynthesizer.#launch(turn, plan, access, [...passedOver, agent.name]);
+    };
+    turn.startedAhead(new EarlySynthesizer(agent.name, run, startNext));
+  }
+
+  /**
+   * `agent`'s child showed its upstream down in this turn, so it will not synthesize: when it is
+   * the one started, that one is ended and the next likeliest started instead, so the fallback's
+   * start-up, too, is off the critical path.
+   */
+  passOver(agent: string): void {
+    if (this.#claimed || agent !== this.agent) return;
+    this.#claimed = true;
+    this.#discarded = this.#discard();
+    this.#startNext(this.#discarded);
   }
 
   /**

@@ -2,7 +2,7 @@
  * Which agents may synthesize a turn, in the order they are tried.
  */
 import type { AgentConfig } from "../../config/mod.ts";
-import type { ChildReply } from "../calls/children.ts";
+import { type ChildReply, upstreamDown } from "../calls/children.ts";
 import type { TurnContext } from "../turn/context.ts";
 
 export const NO_SYNTHESIZER = "every agent that could synthesize is cooling down or failed " +
@@ -13,7 +13,8 @@ export const NO_SYNTHESIZER = "every agent that could synthesize is cooling down
  * whose children answered and none failed (they would most likely fail again, and a timed-out
  * agent would hold the turn for another time-out). Agents cooling down never synthesize, nor
  * does agent 0 when its child was cut off retrying a failing upstream this turn (or cut at the
- * quorum while its upstream was failing), or cut off
+ * quorum while its upstream was failing), failed with its upstream failing (it retried, and
+ * the retry failed too: a second call would wait out the same retries), or was cut off
  * unanswered after its last call had failed.
  */
 export function synthesizerOrder(turn: TurnContext, replies: readonly ChildReply[]): AgentConfig[] {
@@ -22,10 +23,11 @@ export function synthesizerOrder(turn: TurnContext, replies: readonly ChildReply
   const failed = new Set<number>();
   /** Agents whose child this turn showed their upstream still failing, and how. */
   const down = new Map<number, string>();
-  for (const { child, result, cutOff } of replies) {
+  for (const reply of replies) {
+    const { child, result, cutOff } = reply;
     if (result.ok) answered.add(child.agentIndex);
     else if (cutOff?.kind !== "quorum") failed.add(child.agentIndex);
-    if (cutOff?.kind === "retries" || cutOff?.upstream) {
+    if (upstreamDown(reply)) {
       down.set(child.agentIndex, "its upstream failed in this turn");
     } else if (cutOff?.suspect) {
       down.set(child.agentIndex, "it failed before and did not answer now");

@@ -54,6 +54,8 @@ export interface StartedSynthesizer {
   claim(agent: AgentConfig | undefined): Promise<PreparedRun> | undefined;
   /** Ends it unused; settles once it is gone. */
   discard(): Promise<void>;
+  /** `agent`'s upstream is down in this turn: if it is the one started, start another. */
+  passOver(agent: string): void;
 }
 
 export class TurnContext {

@@ -210,6 +210,24 @@ Deno.test("anthropic: a 5xx twice fails after one retry, naming status and messa
   assert.deepEqual(waits, [1000], "no retry-after: a short default pause");
 });
 
+Deno.test("anthropic: the retry of a 5xx is announced as a retry event before its wait", async () => {
+  await using stub = startStub(() =>
+    jsonResponse(529, { type: "error", error: { type: "overloaded_error", message: "Overloaded" } })
+  );
+  const log = new EventLog();
+  let retriesBeforeWait = -1;
+  const sleep = () => ((retriesBeforeWait = log.ofType("retry").length), Promise.resolve());
+  await runner({ sleep })(httpAgent("anthropic", stub.origin), "hi", {
+    role: "child",
+    onEvent: log.onEvent,
+  });
+  const [retry, ...more] = log.ofType("retry");
+  assert.equal(more.length, 0, "one retry, one announcement");
+  assert.equal(retriesBeforeWait, 1, "announced before the wait, as a CLI announces its own");
+  assert.equal(retry.attempt, 1);
+  assert.match(retry.reason ?? "", /HTTP 529 .*overloaded_error: Overloaded/);
+});
+
 Deno.test("anthropic: a retry-after beyond the limit is not waited for", async () => {
   await using stub = startStub(() =>
     jsonResponse(429, { type: "error", error: { type: "rate_limit_error", message: "quota" } }, {

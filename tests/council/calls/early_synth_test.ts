@@ -135,8 +135,36 @@ Deno.test("early synthesizer: when another agent synthesizes, the one started is
   );
   const reply = await turn(testRequest({ tools: [READ_TOOL] }));
   assert.deepEqual(reply.outcome, { kind: "tool", name: "Read", input: { file_path: "/b" } });
-  assert.ok(steps.includes("run codex synth"), steps.join("\n"));
+  // claude is passed over once its child is cut, and codex is started ahead in its place.
+  assert.ok(steps.includes("prepare codex synth"), steps.join("\n"));
+  assert.ok(!steps.includes("run codex synth"), steps.join("\n"));
+  assert.equal(prepared.length, 2);
   assert.ok(isGone(prepared[0].pid!), "claude's early synthesizer is gone");
+});
+
+Deno.test("early synthesizer: agent 0's child cut off retrying its upstream, the next agent is started ahead at once and synthesizes", async () => {
+  const { turn, steps, prepared, log } = await councilOf(
+    {
+      claude: { modes: ["retry-loop"], retryDelayMs: 20 },
+      codex: { reply: "codex draft", rules: [SYNTHESIS] },
+      // Still drafting well after claude's child is cut.
+      gemini: { reply: "gemini draft", delayMs: 1500 },
+    },
+    { maxUpstreamRetries: 2 },
+  );
+  const reply = await turn();
+  assert.deepEqual(reply.outcome, { kind: "answer", text: "The synthesized answer." });
+  assert.ok(steps.includes("prepare claude synth"), steps.join("\n"));
+  const codexAhead = steps.indexOf("prepare codex synth");
+  assert.ok(codexAhead >= 0, steps.join("\n"));
+  assert.ok(
+    codexAhead < steps.indexOf("finished gemini child"),
+    `started while the children ran:\n${steps.join("\n")}`,
+  );
+  assert.ok(!steps.includes("run codex synth"), "not started again when its turn came");
+  assert.ok(isGone(prepared[0].pid!), "claude's early synthesizer is gone");
+  const synth = (await readFakeLog(log)).find((c) => c.prompt.includes("=== Candidate A ==="));
+  assert.equal(synth?.pid, prepared.at(-1)!.pid, "the codex started ahead wrote the answer");
 });
 
 Deno.test("early synthesizer: a cancelled turn leaves no process of it", async () => {
@@ -151,6 +179,25 @@ Deno.test("early synthesizer: a cancelled turn leaves no process of it", async (
   await eventually(() => prepared.length === 1, "the synthesizer started ahead");
   controller.abort();
   await within(watcher.finished, "the cancelled turn");
+  assert.ok(isGone(prepared[0].pid!));
+});
+
+Deno.test("early synthesizer: a turn cancelled while agent 0 retries its upstream starts no other", async () => {
+  const { runTurn, prepared, steps } = await councilOf(
+    {
+      claude: { modes: ["retry-loop"], retryDelayMs: 20 },
+      codex: { modes: ["hang"] },
+      gemini: { modes: ["hang"] },
+    },
+    { maxUpstreamRetries: 1000 },
+  );
+  const controller = new AbortController();
+  const watcher = new TurnWatcher(runTurn(testRequest(), controller.signal));
+  await eventually(() => prepared.length === 1, "the synthesizer started ahead");
+  await within(watcher.progressMatching(/claude.*retr/i), "claude's retries");
+  controller.abort();
+  await within(watcher.finished, "the cancelled turn");
+  assert.ok(!steps.includes("prepare codex synth"), steps.join("\n"));
   assert.ok(isGone(prepared[0].pid!));
 });
 

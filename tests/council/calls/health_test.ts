@@ -422,6 +422,42 @@ Deno.test("synthesizer: agent 0 whose child was cut off retrying its upstream do
   assert.deepEqual(log.outcome, { kind: "tool", name: "Read", input: { file_path: "/a" } });
 });
 
+Deno.test("synthesizer: agent 0 whose child failed after a failed retry of its upstream does not synthesize", async () => {
+  const { fake, turn } = council(
+    {},
+    byAgent({
+      // Within maxUpstreamRetries, so not cut: it ends failed on its own (an HTTP member's one
+      // retry failing too).
+      "claude:child": {
+        ok: false,
+        error: "claude: HTTP 529: Overloaded",
+        retries: [{ attempt: 1 }],
+      },
+      "claude:synth": { ok: false, error: "claude: HTTP 529: Overloaded" },
+      "*:child": { text: "fine" },
+      "*:synth": { text: "combined" },
+    }),
+  );
+  const log = await turn();
+  const synths = fake.calls.filter((c) => c.role === "synth").map((c) => c.agent.name);
+  assert.deepEqual(synths, ["codex"], "claude is not asked again while its upstream is down");
+  assert.ok(log.progress.includes("claude does not synthesize: its upstream failed in this turn"));
+});
+
+Deno.test("synthesizer: agent 0 whose child failed otherwise (no retry) still synthesizes first", async () => {
+  const { fake, turn } = council(
+    {},
+    byAgent({
+      "claude:child": { ok: false, error: "claude: exit 1" },
+      "*:child": { text: "fine" },
+      "*:synth": { text: "combined" },
+    }),
+  );
+  await turn();
+  const synths = fake.calls.filter((c) => c.role === "synth").map((c) => c.agent.name);
+  assert.deepEqual(synths, ["claude"]);
+});
+
 Deno.test("health: AgentHealth keeps no record of agents that never failed", () => {
   const health = new AgentHealth({ failures: 2, cooldownMs: 1000 }, new FakeClock());
   health.record("claude", { kind: "ok" });

@@ -26,6 +26,8 @@ export interface FakeVendor extends AsyncDisposable {
   on(match: Matcher, answer: Rule["answer"], times?: number): FakeVendor;
   /** Removes every rule. */
   reset(): void;
+  /** Starts the latency draws afresh from `seed` (requests after it get the same draws again). */
+  reseed(seed: number): void;
   /** Resolves when a client went away before its reply ended. */
   clientGone: Promise<void>;
   close(): Promise<void>;
@@ -64,6 +66,7 @@ export function startFakeVendor(options: FakeVendorOptions = {}): FakeVendor {
       return vendor;
     },
     reset: () => responder.script.clear(),
+    reseed: (seed) => responder.reseed(seed),
     clientGone: gone.promise,
     async close() {
       closing.abort();

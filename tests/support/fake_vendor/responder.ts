@@ -49,9 +49,17 @@ export class Responder {
   #explicit = new ExplicitCache();
   #automatic = new AutomaticCache();
   #draws = new Map<string, number>();
+  #seed: number;
 
   constructor(readonly options: FakeVendorOptions, readonly clock: PaceClock) {
     for (const rule of options.rules ?? []) this.script.add(rule);
+    this.#seed = options.seed ?? 1;
+  }
+
+  /** Starts the draws afresh from `seed`: the requests that follow get the same latencies again. */
+  reseed(seed: number): void {
+    this.#seed = seed;
+    this.#draws.clear();
   }
 
   async reply(request: RecordedRequest): Promise<Response> {
@@ -103,7 +111,7 @@ export class Responder {
     const key = `${request.caller}\u0000${request.model}`;
     const n = this.#draws.get(key) ?? 0;
     this.#draws.set(key, n + 1);
-    return seededRandom(hashOf(`${this.options.seed ?? 1}\u0000${key}\u0000${n}`));
+    return seededRandom(hashOf(`${this.#seed}\u0000${key}\u0000${n}`));
   }
 
   #cacheOf(request: RecordedRequest): CacheReading {
