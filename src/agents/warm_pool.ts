@@ -8,6 +8,7 @@
 import { type Clock, systemClock, type TimerId } from "../base/clock.ts";
 import { type AgentConfig, isHttpRunner } from "../config/mod.ts";
 import type { AgentPrompt, AgentRunner, PreparedRun, PrepareOptions, RunOptions } from "./types.ts";
+import { cliAdapterOf } from "./cli/runners.ts";
 
 interface WarmPoolSettings {
   /** Children kept ready per (agent, role, model, cwd); 0 turns the pool off. */
@@ -237,6 +238,8 @@ class Pool implements WarmPool {
 
   #poolable(agent: AgentConfig, options: RunOptions | PrepareOptions): boolean {
     return this.#settings.size > 0 && !this.#stopped && !isHttpRunner(agent.runner) &&
+      // A program that may act before it reads its prompt (a `command` agent) starts with it.
+      cliAdapterOf(agent.runner)?.waitsForPrompt === true &&
       !("signal" in options && options.signal?.aborted) &&
       // A turn's own copy of the workspace: no later turn comes back to it.
       !("scratch" in options && options.scratch) &&

@@ -306,13 +306,28 @@ Deno.test("warm pool: bounded by maxProcesses, the keys used last first; off at 
   assert.equal(http.prepared.length, 0);
 });
 
+Deno.test("warm pool: a command agent, which may act before it reads its prompt, is never started ahead", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  const script = { ...claude, name: "script", runner: "command" as const, command: "/bin/true" };
+  await pool.runner(script, "one", child);
+  await pool.runner(script, "two", child);
+  await pool.runner.prepare(script, { role: "synth" }).then((p) => p.discard());
+  assert.deepEqual(fake.cold, ["one", "two"]);
+  assert.equal(fake.prepared.length, 1, "only the run prepared on request, none ahead");
+  assert.equal(pool.ready, 0);
+  await firstRun(pool, claude, child);
+  await pool.shutdown();
+});
+
 Deno.test({
   name: "warm pool with real processes: the idle child is ended, and on shutdown too",
   ignore: Deno.build.os === "windows",
   async fn() {
     const clock = new FakeClock();
     const marker = `warm-pool-test-${crypto.randomUUID()}`;
-    const agent = fakeAgent("command", {}, { command: "sh", args: ["-c", `cat; : ${marker}`] });
+    // The fake codex waits for its prompt on stdin; the marker names its processes.
+    const agent = fakeAgent("codex", {}, { args: ["-c", `test_marker="${marker}"`] });
     const pool = createWarmPool(testRunner(), settings, clock);
     await pool.runner(agent, "first", child);
     assert.equal(pool.ready, 1);

@@ -26,14 +26,7 @@ Deno.test({
   fn: () =>
     inTempDir(async (dir) => {
       const fake = await writeFake(dir, "flood", "sleep 0.3\necho ok");
-      // No warm pool: its children start ahead of their turns (this fake runs to its end before
-      // its prompt) and would be counted with the turns' own.
-      const config = {
-        fanOutPolicy: "always",
-        councilSize: 3,
-        defaultAgents: councilOf(fake, 3),
-        warmPool: "off",
-      };
+      const config = { fanOutPolicy: "always", councilSize: 3, defaultAgents: councilOf(fake, 3) };
       await withGateway(dir, config, async (gateway) => {
         let peak = 0;
         let sampling = true;
