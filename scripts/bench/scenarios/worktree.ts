@@ -1,7 +1,9 @@
 /**
  * Isolated workspaces on a repository of 10,000 files (about 43 MB checked out): the time to
  * make one child's worktree and three children's, the disk each takes, and the time to remove
- * them, against copying the checkout with `cp -a` as the baseline.
+ * them, against copying the checkout with `cp -a` as the baseline; and a session's kept
+ * worktrees: cleaned at its turn's end and reset at its next turn, after each child changed a file
+ * and added one.
  */
 import { join } from "node:path";
 import { Isolator } from "../../../src/workspace/isolation.ts";
@@ -76,6 +78,7 @@ export const worktree: Scenario = {
       copies.push(copy.ms);
       await Deno.remove(target, { recursive: true });
     }
+    const kept = await keptSlotTimes(context, repo);
     const checkoutMb = diskMb(repo) - diskMb(join(repo, ".git"));
     const figure = (name: string, unit: string, value: Figure["gateway"], note?: string) => ({
       scenario: "worktree",
@@ -91,8 +94,44 @@ export const worktree: Scenario = {
       },
       figure("make 3 children's worktrees", "ms", summarize(samples.three)),
       figure("remove one worktree", "ms", summarize(samples.remove)),
+      figure("a session's 3 kept worktrees: clean at the turn's end", "ms", summarize(kept.clean)),
+      figure("a session's 3 kept worktrees: reset at its next turn", "ms", summarize(kept.reset)),
       figure("disk per worktree", "MB", perWorktreeMb, `checkout ${checkoutMb.toFixed(1)} MB`),
     ];
-    return { figures, details: { files: DIRS * FILES_PER_DIR, checkoutMb, ...samples, copies } };
+    const details = { files: DIRS * FILES_PER_DIR, checkoutMb, ...samples, copies, kept };
+    return { figures, details };
   },
 };
+
+/**
+ * A session's turns with its worktrees kept: each turn's three children change a file and add
+ * one, the turn's end cleans them (`dispose`), and the next turn resets them to the workspace's
+ * state, which gained an edit meanwhile.
+ */
+async function keptSlotTimes(context: BenchContext, repo: string) {
+  const isolator = new Isolator({
+    root: join(context.tempDir, "worktree-kept-state"),
+    keep: { idleMs: 3_600_000 },
+  });
+  const times = { clean: [] as number[], reset: [] as number[] };
+  try {
+    for (let turn = 0; turn <= runs(context, 5, 1); turn++) {
+      await Deno.writeTextFile(join(repo, "module1", "file1.ts"), `// the user's edit ${turn}\n`);
+      const made = await timed(() =>
+        isolator.isolate(repo, 3, { turnId: `kept${turn}`, slot: "s" })
+      );
+      if (!made.value.ok) throw new Error(made.value.reason);
+      // The first turn makes the worktrees; the later ones reset them.
+      if (turn > 0) times.reset.push(made.ms);
+      const { workspace } = made.value;
+      for (const copy of workspace.copies) {
+        await Deno.writeTextFile(join(copy.root, "module2", "file2.ts"), "// a child's edit\n");
+        await Deno.writeTextFile(join(copy.root, `added-${turn}.ts`), "// a child's new file\n");
+      }
+      times.clean.push((await timed(() => workspace.dispose())).ms);
+    }
+  } finally {
+    await isolator.shutdown();
+  }
+  return times;
+}
