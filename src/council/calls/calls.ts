@@ -78,8 +78,12 @@ export async function callAgent(
     model: options.model ?? agent.model,
     startedAt: turn.env.clock.now(),
   });
-  let retries = 0;
-  let lastRetryReason: string | undefined;
+  const events = callEvents(turn, agent, options, control, (event) => {
+    watch.event(event);
+    // The narrator closes the call below, once the council knows whether it cut it off.
+    if (event.type !== "finished") tracker.onEvent(event);
+    return event.type !== "finished";
+  });
   const runOptions: RunOptions = {
     role: options.role,
     cwd: options.cwd ?? turn.request.cwd,
@@ -94,20 +98,7 @@ export async function callAgent(
     attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
     // A cut-off child's end need not hold the next step; the turn's end waits for it.
     onWindDown: (ended) => turn.windsDown(ended),
-    onEvent: (event) => {
-      watch.event(event);
-      // The narrator closes the call below, once the council knows whether it cut it off.
-      if (event.type === "finished") return;
-      tracker.onEvent(event);
-      if (options.writesAnswer) toAnswer(turn, agent, options, event);
-      if (event.type === "retry") lastRetryReason = event.reason ?? lastRetryReason;
-      if (event.type === "retry" && ++retries > config.maxUpstreamRetries) {
-        const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
-        control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
-      }
-      if (event.type === "retry") control.upstream("failing");
-      else if (event.type === "text" || event.type === "activity") control.upstream("healed");
-    },
+    onEvent: events.onEvent,
   };
   let result: AgentResult;
   try {
@@ -132,15 +123,44 @@ export async function callAgent(
   turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
   watch.ended(call);
   const before = turn.env.health.statusOf(agent.name);
-  const upstream = {
-    lastRetryReason,
+  const trail = {
+    lastRetryReason: events.lastRetryReason(),
     previousError: before.lastError,
     missesBefore: before.missesInRow ?? 0,
   };
-  turn.env.health.record(agent.name, verdictOf(result, cutOff, upstream));
+  turn.env.health.record(agent.name, verdictOf(result, cutOff, trail));
   // The narrator's finish line is the call's one log line (at warn when it failed).
   tracker.finished(result, cutOff?.why);
   return result;
+}
+
+/**
+ * A call's event handler: after `seen` (which says whether the event goes on), an answer-writing
+ * call's text goes to the answer; each retry tells the council its upstream is failing (and more
+ * than `maxUpstreamRetries` cut the call), text or activity after one that it healed.
+ */
+function callEvents(
+  turn: TurnContext,
+  agent: AgentConfig,
+  options: CallOptions,
+  control: CallControl,
+  seen: (event: AgentEvent) => boolean,
+) {
+  let retries = 0;
+  let lastRetryReason: string | undefined;
+  const onEvent = (event: AgentEvent): void => {
+    if (!seen(event)) return;
+    if (options.writesAnswer) toAnswer(turn, agent, options, event);
+    if (event.type === "retry") {
+      lastRetryReason = event.reason ?? lastRetryReason;
+      if (++retries > turn.env.config.maxUpstreamRetries) {
+        const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
+        control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
+      }
+      control.upstream("failing");
+    } else if (event.type === "text" || event.type === "activity") control.upstream("healed");
+  };
+  return { onEvent, lastRetryReason: () => lastRetryReason };
 }
 
 /**
