@@ -180,6 +180,17 @@ Deno.test("after a cool-down: the first call gets its grace (a fair chance), not
   assert.deepEqual(c.health(), { agent: "gemini", state: "healthy", failuresInRow: 0 });
 });
 
+Deno.test("after a cool-down: a fair chance missed at the longest grace is the next failure and the next cool-down", async () => {
+  // The default longest grace is the default grace: the fair chance is at the longest.
+  const c = council({ quorum: { minAnswers: 2, graceMs: 3000 }, health: HEALTH });
+  await c.turn("down");
+  await c.turn("down");
+  c.clock.advance(60_000);
+  assert.equal((await c.turn({ lateMs: 9000 })).graceMs, 3000);
+  assert.equal(c.health().state, "cooling-down");
+  assert.equal(c.health().lastError, "gemini: exit 1: 503 UNAVAILABLE", "the failure it shows");
+});
+
 Deno.test("after a cool-down: a fair chance missed is the next failure and the next cool-down; its grace still grows", async () => {
   const c = council({ quorum: QUORUM, health: HEALTH });
   await c.turn("down");
