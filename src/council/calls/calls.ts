@@ -229,31 +229,33 @@ function verdictOf(
   if (cutOff?.kind !== "quorum" || cutOff.upstream) {
     return { kind: "failed", reason: failureReason(result, cutOff, trail) };
   }
-  return stragglerVerdict(result.error ?? "cut off unanswered", cutOff, trail);
+  return stragglerVerdict(result, cutOff, trail);
 }
 
 /**
- * A straggler cut at the quorum having shown no failure. Cut without a grace, it tells nothing
- * new: the others decided the turn (neutral), or the council did not wait for a suspect (a miss,
- * which gives it a grace next time). Cut at its grace's end, it missed; that is a failure only
- * when its last calls had failed (its silence then most likely being more of the same, so the
- * reason stays theirs), or when it missed the call before too and this grace was the longest
- * there is: it answers within no wait the council gives (a hang), which cools it down at once.
+ * A straggler cut at the quorum having shown no failure. Cut without a grace (or at a grace of
+ * 0, the user's "do not wait"), it tells nothing new: the others decided the turn (neutral), or
+ * the council did not wait for a suspect (a miss, which gives it the longest grace next time).
+ * Cut at its grace's end, it missed; that is a failure only at the longest grace there is and
+ * after a miss or failure just before: it answers within no wait the council gives (a hang, or
+ * slower than `quorum.maxGraceMs` allows), which cools it down at once. A shorter grace missed
+ * is only a miss, even after a failure: its next grace is the longest, its fair chance.
  */
-function stragglerVerdict(error: string, cutOff: CutOff, trail: UpstreamTrail): CallVerdict {
-  if (cutOff.graceMs === undefined) {
+function stragglerVerdict(result: AgentResult, cutOff: CutOff, trail: UpstreamTrail): CallVerdict {
+  const error = result.error ?? "cut off unanswered";
+  if (!cutOff.graceMs) {
     return cutOff.suspect ? { kind: "missed", reason: error } : { kind: "neutral" };
   }
   const { previousError, missesBefore } = trail;
-  if (cutOff.longest && (previousError !== undefined || missesBefore > 0)) {
-    const reason = previousError ??
-      `${error}; no answer within the longest grace (${
-        missesBefore + 1
-      } turns in a row unanswered)`;
-    return { kind: "failed", reason, hang: true };
+  if (!cutOff.longest || (previousError === undefined && missesBefore === 0)) {
+    return { kind: "missed", reason: error };
   }
-  if (previousError !== undefined) return { kind: "failed", reason: previousError };
-  return { kind: "missed", reason: error };
+  // After a failure its silence is most likely more of the same: the reason stays that failure's.
+  const reason = previousError ??
+    `${result.agent}: unanswered within the longest grace (${tenthSeconds(cutOff.graceMs)}) ${
+      missesBefore + 1
+    } turns in a row: hanging, or slower than quorum.maxGraceMs allows`;
+  return { kind: "failed", reason, hang: true };
 }
 
 /**

@@ -198,7 +198,7 @@ Deno.test("health: a straggler cut off unanswered at its grace's end missed; una
   assert.equal(gemini?.failuresInRow, 1);
   assert.match(
     gemini?.lastError ?? "",
-    /10\.0s grace over\); no answer within the longest grace \(2 turns in a row unanswered\)$/,
+    /^gemini: unanswered within the longest grace \(10\.0s\) 2 turns in a row: hanging, or slower than quorum\.maxGraceMs allows$/,
   );
   fake.calls.length = 0;
   const third = await within(
