@@ -18,14 +18,16 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
   const conversation = turn.request;
   if (plan.kind === "single") {
     const { child } = plan;
-    // A lone child works in the real directory, full-auto (CONTRACT.md §1.1.10).
+    // A lone child works in the real directory, full-auto (CONTRACT.md §1.1.10); one answering
+    // housekeeping (a title, a summary, a compaction) only looks: nothing it does should write.
+    const access = turn.request.traffic?.housekeeping ? "read-only" : "workspace-write";
     const fit = fitFor(turn.request, child.agent, child.model);
     const prompt = answerPrompt(conversation, child.directive, fit);
     const result = await callAgent(turn, child.agent, prompt, {
       role: "child",
       label: child.label,
       model: child.model,
-      access: "workspace-write",
+      access,
       writesAnswer: true,
     });
     if (result.ok && (result.text.trim() || turn.answer.segment.trim())) {

@@ -1,6 +1,7 @@
 /** What each agent call may do to the workspace: the council decides, per turn kind and role. */
 import assert from "node:assert/strict";
 import { createCouncil } from "../../../src/council/turn/turn.ts";
+import type { TurnRequest } from "../../../src/council/types.ts";
 import {
   byAgent,
   collect,
@@ -18,12 +19,12 @@ async function accessOf(
   file: Parameters<typeof testConfig>[0],
   replies: Record<string, FakeReply>,
   tools = [READ_TOOL],
+  request: Partial<TurnRequest> = {},
 ): Promise<string[]> {
   const fake = fakeAgents(byAgent(replies));
   const { runTurn } = createCouncil({ config: testConfig(file), runAgent: fake.runAgent });
-  await collect(
-    runTurn(testRequest({ tools, cwd: "/work/project" }), new AbortController().signal),
-  );
+  const turn = { ...testRequest({ tools, cwd: "/work/project" }), ...request };
+  await collect(runTurn(turn, new AbortController().signal));
   return fake.calls.map((c) => `${c.agent.name}:${c.role}:${c.options.access}`);
 }
 
@@ -70,6 +71,23 @@ Deno.test("access: a lone action-turn child is read-only too; the judge always i
 Deno.test("access: a lone answer-turn child works in the real directory, full-auto", async () => {
   assert.deepEqual(
     await accessOf({ fanOutPolicy: "never" }, { "*:child": { text: "done" } }, []),
+    ["claude:child:workspace-write"],
+  );
+});
+
+Deno.test("access: a lone child answering housekeeping (a title, a summary) only looks; a cheap subagent still writes", async () => {
+  const title = { housekeeping: true, reason: "x-codex-turn-metadata: thread_title" };
+  assert.deepEqual(
+    await accessOf({ fanOutPolicy: "always" }, { "*:child": { text: "Fix the parser" } }, [], {
+      traffic: title,
+    }),
+    ["claude:child:read-only"],
+  );
+  // Housekeeping by the requested model's name alone (a subagent on a small model) may edit.
+  assert.deepEqual(
+    await accessOf({ fanOutPolicy: "always" }, { "*:child": { text: "done" } }, [], {
+      model: "claude-haiku-4-5",
+    }),
     ["claude:child:workspace-write"],
   );
 });
