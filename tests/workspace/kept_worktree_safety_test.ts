@@ -118,3 +118,47 @@ Deno.test("kept worktree safety: a child's changes are read from its own worktre
   }
   assert.deepEqual(await listDir(join(repo.path, ".state")), []);
 });
+
+/** Git state a child leaves in its worktree's own git dir: a bisect, a rebase, a sparse checkout. */
+function startGitWork(roots: readonly string[]): void {
+  const [bisecting, rebasing, sparse] = roots;
+  sh(bisecting, "bisect", "start");
+  sh(bisecting, "bisect", "bad");
+  sh(rebasing, "commit", "--quiet", "--allow-empty", "-m", "the child's");
+  // Stops after the first pick (its exec fails), leaving the rebase in progress.
+  assert.throws(() => sh(rebasing, "rebase", "--quiet", "--exec", "false", "HEAD~1"));
+  sh(sparse, "sparse-checkout", "set", "src");
+  sh(sparse, "worktree", "lock", sparse);
+}
+
+Deno.test("kept worktree safety: a worktree left bisecting, rebasing or sparse is made afresh, not reset", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  await gitRepo(repo.path, { "a.txt": "a\n", "src/b.txt": "b\n" });
+  sh(repo.path, "commit", "--quiet", "--allow-empty", "-m", "second");
+  await writeFiles(repo.path, { "a.txt": "the user's edit\n" });
+  const isolator = keeping(state.path);
+  try {
+    const first = await isolate(isolator, repo.path, 3);
+    const fresh = await Promise.all(first.copies.map((c) => gitDirEntries(c.root)));
+    startGitWork(first.copies.map((c) => c.root));
+    await first.dispose();
+    const second = await isolate(isolator, repo.path, 3);
+    assert.deepEqual(second.copies, first.copies, "the same paths");
+    for (const [i, copy] of second.copies.entries()) {
+      assert.deepEqual(await gitDirEntries(copy.root), fresh[i], `child ${i + 1}'s git dir`);
+      assert.deepEqual(status(copy.root), [" M a.txt"], `child ${i + 1}'s status`);
+      assert.equal(await read(join(copy.root, "a.txt")), "the user's edit\n");
+      assert.equal(await read(join(copy.root, "src/b.txt")), "b\n");
+    }
+    await second.dispose();
+  } finally {
+    await isolator.shutdown();
+  }
+  assert.deepEqual(linkedWorktrees(repo.path), []);
+});
+
+/** The names in the worktree's own git dir. */
+function gitDirEntries(root: string): Promise<string[]> {
+  return listDir(sh(root, "rev-parse", "--path-format=absolute", "--git-dir").trim());
+}
