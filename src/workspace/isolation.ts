@@ -20,7 +20,7 @@ import {
   makeWorktrees,
   removeWorktree,
 } from "./copies.ts";
-import { commonGitDir, type ResetTarget, resetWorktree } from "./kept_worktree.ts";
+import { commonGitDir, type ResetTarget, resetWorktrees } from "./kept_worktree.ts";
 import { type RegistryOptions, WorkspaceRegistry } from "./registry.ts";
 import { snapshot, type WorkTree } from "./snapshot.ts";
 
@@ -94,7 +94,8 @@ export class Isolator {
       }
       return { ok: true, workspace: new IsolatedWorkspace(made, dir, this.registry) };
     } catch (err) {
-      if (dir) await this.registry.remove(dir);
+      // What cannot be removed now, the next turn in the slot or the next start's sweep removes.
+      if (dir) await this.registry.remove(dir).catch(() => {});
       if (signal?.aborted) return { ok: false, reason: "the turn was cancelled" };
       if (err instanceof Error) return { ok: false, reason: err.message };
       throw err;
@@ -174,7 +175,7 @@ async function worktreesIn(
   let n = 0;
   while (n < roots.length && kept[n] === roots[n]) n++;
   const reused = roots.slice(0, n);
-  const gitDirs = await Promise.all(reused.map((root) => resetWorktree(root, target, signal)));
+  const gitDirs = await resetWorktrees(reused, target, signal);
   for (const extra of kept.slice(n)) await removeWorktree(top, extra);
   const made = await makeWorktrees(top, relative, target, roots.slice(reused.length), signal);
   const copies = [...reused.map((root) => ({ root, cwd: join(root, relative) })), ...made];
@@ -283,9 +284,7 @@ export class IsolatedWorkspace {
     const target = this.#target;
     if (this.kept && target) {
       const roots = this.#copies.map((copy) => copy.root);
-      const cleaned = await Promise.all(
-        roots.map((root) => resetWorktree(root, target)),
-      ).then(() => true, () => false);
+      const cleaned = await resetWorktrees(roots, target).then(() => true, () => false);
       if (cleaned) return await this.#registry.release(this.#dir, { repo: this.realRoot, roots });
     }
     await this.#registry.remove(this.#dir);

@@ -123,3 +123,20 @@ export async function resetWorktree(
   if (target.head) await git(["reset", "--quiet", target.head], run);
   return gitDir;
 }
+
+/**
+ * Resets every worktree at once (each is its own); fails with the first failure only once every
+ * reset has settled, so no git still runs in a directory the caller then removes.
+ */
+export async function resetWorktrees(
+  roots: readonly string[],
+  target: ResetTarget,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const settled = await Promise.allSettled(
+    roots.map((root) => resetWorktree(root, target, signal)),
+  );
+  const failed = settled.find((result) => result.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<string>).value);
+}

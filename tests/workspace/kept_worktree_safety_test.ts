@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Isolator } from "../../src/workspace/isolation.ts";
+import { BrokenWorktree, resetWorktrees } from "../../src/workspace/kept_worktree.ts";
 import { FakeClock } from "../support/fake_clock.ts";
 import {
   gitRepo,
@@ -162,3 +163,72 @@ Deno.test("kept worktree safety: a worktree left bisecting, rebasing or sparse i
 function gitDirEntries(root: string): Promise<string[]> {
   return listDir(sh(root, "rev-parse", "--path-format=absolute", "--git-dir").trim());
 }
+
+/** An isolator whose directory removals fail `failures` times first (say, ENOTEMPTY). */
+function failingRemovals(root: string, failures: number) {
+  const removeDir = async (dir: string) => {
+    if (failures-- > 0) throw new Error(`cannot remove ${dir}: Directory not empty`);
+    await Deno.remove(dir, { recursive: true });
+  };
+  const keep = { idleMs: 60_000, clock: new FakeClock() };
+  return new Isolator({ root, pid: 4242, isAlive: () => false, keep, removeDir });
+}
+
+Deno.test("kept worktree safety: a failed removal is retried once", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  await gitRepo(repo.path, { "a.txt": "a\n" });
+  const isolator = failingRemovals(state.path, 1);
+  try {
+    const turn = await isolate(isolator, repo.path, 2);
+    await Deno.remove(join(turn.copies[0].root, ".git"));
+    await turn.dispose();
+    assert.deepEqual(await listDir(state.path), [], "the broken slot is gone");
+  } finally {
+    await isolator.shutdown();
+  }
+});
+
+Deno.test("kept worktree safety: a slot that could not be removed is the session's again next turn", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  await gitRepo(repo.path, { "a.txt": "a\n" });
+  const isolator = failingRemovals(state.path, 2);
+  try {
+    const first = await isolate(isolator, repo.path, 2);
+    await Deno.remove(join(first.copies[0].root, ".git"));
+    await assert.rejects(first.dispose(), /Directory not empty/);
+    const second = await isolate(isolator, repo.path, 2);
+    assert.deepEqual(second.copies, first.copies, "the slot's own, cache-stable paths");
+    await second.dispose();
+  } finally {
+    await isolator.shutdown();
+  }
+  assert.deepEqual(linkedWorktrees(repo.path), []);
+});
+
+Deno.test("kept worktree safety: resetting kept worktrees fails only once every reset has ended", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`f/${i}.txt`, `${i}\n`]));
+  await gitRepo(repo.path, { "a.txt": "a\n", ...many });
+  const isolator = keeping(state.path);
+  try {
+    const first = await isolate(isolator, repo.path, 2);
+    await first.dispose();
+    const [broken, healthy] = first.copies.map((c) => c.root);
+    await Deno.remove(join(broken, ".git"));
+    await Deno.remove(join(healthy, "f"), { recursive: true });
+    await writeFiles(healthy, { "added.txt": "a child's\n" });
+    const slot = await isolator.registry.reopen("t-2", repo.path, "s");
+    const common = sh(repo.path, "rev-parse", "--path-format=absolute", "--git-common-dir").trim();
+    const head = sh(repo.path, "rev-parse", "HEAD").trim();
+    const target = { common, snapshot: head, head };
+    await assert.rejects(resetWorktrees(slot!.roots, target), BrokenWorktree);
+    assert.equal(await read(join(healthy, "f/299.txt")), "299\n", "its sibling's reset ended");
+    assert.equal(await read(join(healthy, "added.txt")), undefined);
+    await isolator.registry.remove(slot!.dir);
+  } finally {
+    await isolator.shutdown();
+  }
+});
