@@ -381,3 +381,20 @@ Deno.test({
     assert.equal(out, "[]the prompt");
   },
 });
+
+Deno.test("warm pool: children waiting in a removed directory are ended at the next refill", async () => {
+  const fake = fakeRunner();
+  const pool = createWarmPool(fake.runner, settings, new FakeClock());
+  const dir = await Deno.makeTempDir();
+  try {
+    await firstRun(pool, claude, { role: "child", cwd: dir });
+    // The session's kept slot is removed (fewer children, another repository, broken).
+    await Deno.remove(dir);
+    await pool.runner(claude, "elsewhere", { role: "synth" });
+    assert.equal(fake.prepared[0].discarded, true, "not left waiting until idleMs");
+    assert.equal(pool.ready, 1, "only the synthesizer's child counts toward maxProcesses");
+  } finally {
+    await pool.shutdown();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
