@@ -174,8 +174,11 @@ export const QuorumSchema = z.strictObject({
   minAnswers: z.number().int().nonnegative().default(2),
   /** The grace of an agent whose lateness behind the quorum is not yet known (council/lateness.ts). */
   graceMs: z.number().int().nonnegative().default(3000),
-  /** The longest grace an agent's usual lateness earns it. */
-  maxGraceMs: z.number().int().nonnegative().default(10_000),
+  /**
+   * The longest grace an agent's usual lateness earns it; unset, `graceMs`: learning only
+   * shortens the wait. Raise it to have the council wait for a member that is usually late.
+   */
+  maxGraceMs: z.number().int().nonnegative().optional(),
 });
 
 /**

@@ -9,7 +9,11 @@ import { messagesHints } from "../../src/protocol/messages/hints.ts";
 import { descendantsOf } from "../../scripts/bench/latency/tree_memory.ts";
 import type { RecordedRequest } from "../support/fake_vendor/mod.ts";
 
-const call = (api: string, arrivedAt: number) => ({ api, arrivedAt } as RecordedRequest);
+const call = (
+  api: string,
+  arrivedAt: number,
+  prompt = "=== Your task ===",
+) => ({ api, arrivedAt, prompt } as RecordedRequest);
 
 Deno.test("latency session: every turn is the same host session, its transcript one exchange longer", async () => {
   const bodies = [0, 1, 2].map((i) => sessionTurnBody("s-1", i, "/work/project"));
@@ -40,6 +44,8 @@ Deno.test("latency session: start-up runs to the last CLI child's first model ca
   ];
   assert.equal(startUpOf(calls, 100), 1200);
   assert.equal(startUpOf(calls.filter((c) => c.api !== "gemini"), 100), 800, "gemini skipped");
+  const synthOnly = [call("responses", 400), call("messages", 8000, "=== Candidate replies ===")];
+  assert.equal(startUpOf(synthOnly, 100), 300, "claude skipped: the synthesizer is no child");
   assert.ok(Number.isNaN(startUpOf([call("models", 50)], 100)), "no child called");
 });
 

@@ -76,12 +76,22 @@ Deno.test("outage bench: the figure is the median of the pairs' ratios, against 
   });
   const { figures, table } = outageReport("HTTP", [
     { label: "gpt 500", kind: "answer", samples: [pair(12, 10), pair(20, 10), pair(11, 10)] },
-    { label: "sonnet 529", kind: "action", samples: [pair(14, 10), pair(NaN, 10)] },
+    { label: "sonnet 529", kind: "action", samples: [pair(14, 10), pair(12, NaN)] },
+    {
+      label: "flash 503",
+      kind: "answer",
+      samples: [pair(11, 10), pair(Infinity, 10), pair(12, 10)],
+    },
+    { label: "flash 503", kind: "action", samples: [pair(11, 10), pair(Infinity, 10)] },
   ]);
   assert.equal(figures[0].gateway, 1.2);
   assert.equal(figures[0].target?.pass, true);
-  assert.equal(figures[1].gateway, 1.4, "a failed turn's pair is left out");
+  assert.equal(figures[1].gateway, 1.4, "a pair whose turn without the member failed is left out");
   assert.equal(figures[1].target?.pass, false);
+  assert.equal(figures[2].gateway, 1.2, "a failed outage turn is the worst of the pairs");
+  assert.match(figures[2].note ?? "", /1 of 3 turns with it down failed/);
+  assert.equal(figures[3].gateway, Infinity, "half of them failed: the median is unbounded");
+  assert.equal(figures[3].target?.pass, false);
   assert.equal(figures[1].target?.text, `≤ ${OUTAGE_LIMIT} ×`);
   assert.match(table, /gpt 500 down, answer .*1\.20 ×/);
 });

@@ -5,7 +5,8 @@
  */
 import type { Member, ProfileName } from "./profiles.ts";
 import type { RecordedRequest, Rule } from "../../../tests/support/fake_vendor/mod.ts";
-import { type Figure, formatNumber, formatTable, quantile } from "../results.ts";
+import { type Figure, formatNumber, formatTable } from "../results.ts";
+import { median as medianOf } from "../../../src/base/median.ts";
 
 /** One vendor's outage: the status its API answers every model request with. */
 export interface Outage {
@@ -88,7 +89,8 @@ export interface PairSample {
 
 const seconds = (ms: number) => (Number.isFinite(ms) ? `${formatNumber(ms / 1000)} s` : "–");
 const times = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)} ×` : "–");
-const median = (xs: number[]) => quantile(xs.filter(Number.isFinite), 0.5);
+/** A pair whose outage turn failed counts as unbounded (Infinity); one missing a side, not at all. */
+const median = (xs: number[]) => medianOf(xs.filter((x) => !Number.isNaN(x))) ?? NaN;
 
 /** The target: the outage's first turn within 1.3 × the turn without that member. */
 export const OUTAGE_LIMIT = 1.3;
@@ -100,6 +102,7 @@ export function outageReport(
 ): { table: string; figures: Figure[] } {
   const figures: Figure[] = [];
   const cells = rows.map(({ label, kind, samples }) => {
+    const failed = samples.filter((s) => s.withMs === Infinity).length;
     const ratio = median(samples.map((s) => s.withMs / s.withoutMs));
     const firstRatio = median(samples.map((s) => s.withFirstMs / s.withoutFirstMs));
     const withMs = median(samples.map((s) => s.withMs));
@@ -113,7 +116,8 @@ export function outageReport(
         text: `≤ ${OUTAGE_LIMIT} ×`,
         pass: Number.isFinite(ratio) && ratio <= OUTAGE_LIMIT,
       },
-      note: `${seconds(withMs)} vs ${seconds(withoutMs)}, median of ${samples.length}`,
+      note: `${seconds(withMs)} vs ${seconds(withoutMs)}, median of ${samples.length}` +
+        (failed ? `; ${failed} of ${samples.length} turns with it down failed` : ""),
     });
     return [
       `${label} down, ${kind}`,

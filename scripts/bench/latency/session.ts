@@ -9,6 +9,7 @@ import { messagesBody, streamMessages } from "../client.ts";
 import { startGateway } from "../processes.ts";
 import type { BenchContext } from "../scenario.ts";
 import { type TreeMemory, treeMemory } from "./tree_memory.ts";
+import { isSynthesis } from "./synthesis_calls.ts";
 import { formatNumber, formatTable, quantile } from "../results.ts";
 import type { Figure } from "../results.ts";
 import type { FakeVendor, RecordedRequest } from "../../../tests/support/fake_vendor/mod.ts";
@@ -46,12 +47,13 @@ export function sessionTurnBody(
 
 /**
  * The start-up of a turn from the fake's records: from `startedAt` to the latest of the CLI
- * children's first model calls (a child skipped this turn, cooling down, has none; NaN when no
- * child made one).
+ * children's first model calls (the synthesizer's are not children's; a child skipped this turn,
+ * cooling down, has none; NaN when no child made one).
  */
 export function startUpOf(calls: readonly RecordedRequest[], startedAt: number): number {
+  const children = calls.filter((r) => !isSynthesis(r));
   const firsts = CHILD_APIS.map((api) =>
-    Math.min(...calls.filter((r) => r.api === api).map((r) => r.arrivedAt))
+    Math.min(...children.filter((r) => r.api === api).map((r) => r.arrivedAt))
   ).filter(Number.isFinite);
   return firsts.length ? Math.max(...firsts) - startedAt : NaN;
 }

@@ -19,6 +19,7 @@ import { type Figure, formatNumber, formatTable, quantile } from "../results.ts"
 import { type BenchContext, runs, type Scenario } from "../scenario.ts";
 import { findClis, prepareHome } from "../realchain/clis.ts";
 import { measureSessions } from "../latency/session.ts";
+import { isSynthesis } from "../latency/synthesis_calls.ts";
 import {
   cliHome,
   cliMembers,
@@ -40,7 +41,6 @@ import {
 type Flavour = "write" | "pick" | "action";
 const FLAVOURS: readonly Flavour[] = ["write", "pick", "action"];
 const kindOf = (flavour: Flavour): TurnKind => (flavour === "action" ? "action" : "answer");
-const SYNTH_MARKS = ["Candidate replies", "Proposed next steps"];
 
 /**
  * The fake's script: drafts, tool proposals, a pick among proposals, and on an answer turn the
@@ -68,8 +68,7 @@ export interface Sample {
   synthTtftMs: number;
 }
 
-const synthOf = (calls: readonly RecordedRequest[]) =>
-  calls.find((r) => SYNTH_MARKS.some((m) => r.prompt.includes(m)));
+const synthOf = (calls: readonly RecordedRequest[]) => calls.find(isSynthesis);
 
 const isModelCall = (r: RecordedRequest) =>
   ["messages", "responses", "chat", "gemini"]

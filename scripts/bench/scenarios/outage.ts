@@ -51,6 +51,8 @@ async function firstTurn(
   kind: TurnKind,
   run: number,
   label: string,
+  /** What a failed turn counts as: unbounded with the member down, left out without it. */
+  failedAs: number,
 ) {
   // A state directory of its own: the gateway knows no agent's health or lateness.
   Deno.env.set("XDG_STATE_HOME", join(bench.context.tempDir, `outage-state-${++stateDirs}`));
@@ -68,7 +70,7 @@ async function firstTurn(
         `${(sample.firstMs / 1000).toFixed(2)} s${error ? `; ${error}` : ""}`,
     );
     if (error) bench.problems.push(`${label}, ${kind} turn: ${error}`);
-    return error ? { wallMs: NaN, firstMs: NaN } : sample;
+    return error ? { wallMs: failedAs, firstMs: failedAs } : sample;
   } finally {
     await gateway.stop();
   }
@@ -96,7 +98,15 @@ async function measureSet(bench: Bench, set: string, members: Member[], state: O
       const seed = 29 + 1000 * run + i;
       const measure = (which: "with" | "without") => {
         bench.vendor.reseed(seed);
-        return firstTurn(bench, councils[which], row.kind, run, `${set} ${row.label} ${which}`);
+        const label = `${set} ${row.label} ${which}`;
+        return firstTurn(
+          bench,
+          councils[which],
+          row.kind,
+          run,
+          label,
+          which === "with" ? Infinity : NaN,
+        );
       };
       // The pair's order alternates, so neither side always runs on a machine just warmed.
       const withFirst = (run + i) % 2 === 0;

@@ -32,6 +32,7 @@ export class CallControl {
   #onTurnAbort = () => this.#controller.abort();
   #cutOff: CutOff | undefined;
   #upstreamFailing = false;
+  #settled = false;
   #onUpstreamFailure: (() => void) | undefined;
 
   constructor(turnSignal: AbortSignal) {
@@ -65,15 +66,17 @@ export class CallControl {
     this.#onUpstreamFailure = listener;
   }
 
-  /** Ends the call now, unless it is already ending. */
+  /** Ends the call now, unless it is already ending or has ended. */
   cut(cutOff: CutOff): void {
-    if (this.#controller.signal.aborted) return;
+    // Its reply may still be on its way to the council: it ended on its own, uncut.
+    if (this.#controller.signal.aborted || this.#settled) return;
     this.#cutOff = cutOff;
     this.#controller.abort();
   }
 
   /** A call that finished on its own before the cut took hold was not cut off. */
   settle(result: AgentResult): CutOff | undefined {
+    this.#settled = true;
     if (result.ok || !result.aborted) this.#cutOff = undefined;
     return this.#cutOff;
   }

@@ -78,8 +78,12 @@ export async function callAgent(
     model: options.model ?? agent.model,
     startedAt: turn.env.clock.now(),
   });
-  let retries = 0;
-  let lastRetryReason: string | undefined;
+  const events = callEvents(turn, agent, options, control, (event) => {
+    watch.event(event);
+    // The narrator closes the call below, once the council knows whether it cut it off.
+    if (event.type !== "finished") tracker.onEvent(event);
+    return event.type !== "finished";
+  });
   const runOptions: RunOptions = {
     role: options.role,
     cwd: options.cwd ?? turn.request.cwd,
@@ -94,20 +98,7 @@ export async function callAgent(
     attachments: options.role === "judge" ? undefined : turnAttachments(turn.request.transcript),
     // A cut-off child's end need not hold the next step; the turn's end waits for it.
     onWindDown: (ended) => turn.windsDown(ended),
-    onEvent: (event) => {
-      watch.event(event);
-      // The narrator closes the call below, once the council knows whether it cut it off.
-      if (event.type === "finished") return;
-      tracker.onEvent(event);
-      if (options.writesAnswer) toAnswer(turn, agent, options, event);
-      if (event.type === "retry") lastRetryReason = event.reason ?? lastRetryReason;
-      if (event.type === "retry" && ++retries > config.maxUpstreamRetries) {
-        const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
-        control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
-      }
-      if (event.type === "retry") control.upstream("failing");
-      else if (event.type === "text" || event.type === "activity") control.upstream("healed");
-    },
+    onEvent: events.onEvent,
   };
   let result: AgentResult;
   try {
@@ -132,15 +123,44 @@ export async function callAgent(
   turn.journal((journal) => journal.called(turn.start, call, turn.env.clock.now()));
   watch.ended(call);
   const before = turn.env.health.statusOf(agent.name);
-  const upstream = {
-    lastRetryReason,
+  const trail = {
+    lastRetryReason: events.lastRetryReason(),
     previousError: before.lastError,
     missesBefore: before.missesInRow ?? 0,
   };
-  turn.env.health.record(agent.name, verdictOf(result, cutOff, upstream));
+  turn.env.health.record(agent.name, verdictOf(result, cutOff, trail));
   // The narrator's finish line is the call's one log line (at warn when it failed).
   tracker.finished(result, cutOff?.why);
   return result;
+}
+
+/**
+ * A call's event handler: after `seen` (which says whether the event goes on), an answer-writing
+ * call's text goes to the answer; each retry tells the council its upstream is failing (and more
+ * than `maxUpstreamRetries` cut the call), text or activity after one that it healed.
+ */
+function callEvents(
+  turn: TurnContext,
+  agent: AgentConfig,
+  options: CallOptions,
+  control: CallControl,
+  seen: (event: AgentEvent) => boolean,
+) {
+  let retries = 0;
+  let lastRetryReason: string | undefined;
+  const onEvent = (event: AgentEvent): void => {
+    if (!seen(event)) return;
+    if (options.writesAnswer) toAnswer(turn, agent, options, event);
+    if (event.type === "retry") {
+      lastRetryReason = event.reason ?? lastRetryReason;
+      if (++retries > turn.env.config.maxUpstreamRetries) {
+        const reason = event.reason ? `, last: ${oneLine(event.reason)}` : "";
+        control.cut({ kind: "retries", why: `${retries} upstream retries${reason}` });
+      }
+      control.upstream("failing");
+    } else if (event.type === "text" || event.type === "activity") control.upstream("healed");
+  };
+  return { onEvent, lastRetryReason: () => lastRetryReason };
 }
 
 /**
@@ -209,31 +229,33 @@ function verdictOf(
   if (cutOff?.kind !== "quorum" || cutOff.upstream) {
     return { kind: "failed", reason: failureReason(result, cutOff, trail) };
   }
-  return stragglerVerdict(result.error ?? "cut off unanswered", cutOff, trail);
+  return stragglerVerdict(result, cutOff, trail);
 }
 
 /**
- * A straggler cut at the quorum having shown no failure. Cut without a grace, it tells nothing
- * new: the others decided the turn (neutral), or the council did not wait for a suspect (a miss,
- * which gives it a grace next time). Cut at its grace's end, it missed; that is a failure only
- * when its last calls had failed (its silence then most likely being more of the same, so the
- * reason stays theirs), or when it missed the call before too and this grace was the longest
- * there is: it answers within no wait the council gives (a hang), which cools it down at once.
+ * A straggler cut at the quorum having shown no failure. Cut without a grace (or at a grace of
+ * 0, the user's "do not wait"), it tells nothing new: the others decided the turn (neutral), or
+ * the council did not wait for a suspect (a miss, which gives it the longest grace next time).
+ * Cut at its grace's end, it missed; that is a failure only at the longest grace there is and
+ * after a miss or failure just before: it answers within no wait the council gives (a hang, or
+ * slower than `quorum.maxGraceMs` allows), which cools it down at once. A shorter grace missed
+ * is only a miss, even after a failure: its next grace is the longest, its fair chance.
  */
-function stragglerVerdict(error: string, cutOff: CutOff, trail: UpstreamTrail): CallVerdict {
-  if (cutOff.graceMs === undefined) {
+function stragglerVerdict(result: AgentResult, cutOff: CutOff, trail: UpstreamTrail): CallVerdict {
+  const error = result.error ?? "cut off unanswered";
+  if (!cutOff.graceMs) {
     return cutOff.suspect ? { kind: "missed", reason: error } : { kind: "neutral" };
   }
   const { previousError, missesBefore } = trail;
-  if (cutOff.longest && (previousError !== undefined || missesBefore > 0)) {
-    const reason = previousError ??
-      `${error}; no answer within the longest grace (${
-        missesBefore + 1
-      } turns in a row unanswered)`;
-    return { kind: "failed", reason, hang: true };
+  if (!cutOff.longest || (previousError === undefined && missesBefore === 0)) {
+    return { kind: "missed", reason: error };
   }
-  if (previousError !== undefined) return { kind: "failed", reason: previousError };
-  return { kind: "missed", reason: error };
+  // After a failure its silence is most likely more of the same: the reason stays that failure's.
+  const reason = previousError ??
+    `${result.agent}: unanswered within the longest grace (${tenthSeconds(cutOff.graceMs)}) ${
+      missesBefore + 1
+    } turns in a row: hanging, or slower than quorum.maxGraceMs allows`;
+  return { kind: "failed", reason, hang: true };
 }
 
 /**

@@ -181,7 +181,7 @@ class QuorumWait {
     // (whether the miss is a failure is health's matter, calls.ts).
     else if (this.#graceEnded.has(index) && reply.cutOff) {
       this.#turn.env.lateness.missed(agent, this.#graceEnded.get(index)!);
-    }
+    } else if (reply.cutOff?.suspect) this.#turn.env.lateness.cutWithoutGrace(agent);
   }
 
   /**

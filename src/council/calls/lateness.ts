@@ -4,7 +4,9 @@
  * too little history gets the configured default. Its latest call bounds the grace too: the
  * lateness it just showed, with the margin, or after a grace it missed, the longest grace: a slow
  * agent then answers within it at its own pace (a grace costs only while nothing answers), and
- * one that does not answer even within that is taken for hanging (calls.ts).
+ * one that does not answer even within that is taken for hanging (calls.ts). So is one cut at
+ * the quorum without a grace after a failure. The longest grace defaults to the default grace:
+ * learning then only shortens the wait.
  */
 
 export interface GraceSettings {
@@ -92,6 +94,14 @@ export class Lateness {
    */
   missed(agent: string, graceMs: number): void {
     this.#add(agent, graceMs);
+    this.#latest.set(agent, this.#settings.maxMs);
+  }
+
+  /**
+   * A straggler of `agent` was cut at the quorum without a grace (its last call had failed): it
+   * showed no lateness, and its next grace is the longest, its fair chance.
+   */
+  cutWithoutGrace(agent: string): void {
     this.#latest.set(agent, this.#settings.maxMs);
   }
 

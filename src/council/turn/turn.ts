@@ -216,8 +216,11 @@ async function runSteps(turn: TurnContext): Promise<void> {
   finishTurn(turn, outcome);
 }
 
-/** A new agent's grace is `graceMs`; none learned is longer than `maxGraceMs` or that. */
+/**
+ * A new agent's grace is `graceMs`; none learned is longer than `maxGraceMs`, which is `graceMs`
+ * unless set (and never below it).
+ */
 function graceSettings(config: Readonly<Config>): GraceSettings {
   const { graceMs, maxGraceMs } = config.quorum;
-  return { defaultMs: graceMs, maxMs: Math.max(graceMs, maxGraceMs) };
+  return { defaultMs: graceMs, maxMs: Math.max(graceMs, maxGraceMs ?? graceMs) };
 }

@@ -55,6 +55,15 @@ Deno.test("lateness: a missed grace makes the next one the longest; an answer's 
   assert.equal(fresh.graceFor("codex"), 3750, "its latest lateness × 1.5 over the default");
 });
 
+Deno.test("lateness: a cut without grace makes the next grace the longest and learns no lateness", () => {
+  const lateness = new Lateness(SETTINGS);
+  for (let i = 0; i < 3; i++) lateness.record("gemini", 0);
+  assert.equal(lateness.graceFor("gemini"), MIN_GRACE_MS);
+  lateness.cutWithoutGrace("gemini");
+  assert.equal(lateness.graceFor("gemini"), 10_000);
+  assert.deepEqual(lateness.history(), { gemini: [0, 0, 0] }, "no sample");
+});
+
 /** A store in memory, as the gateway keeps one in the state directory. */
 function memoryStore(initial: LatenessHistory = {}) {
   const saved: LatenessHistory[] = [];
