@@ -67,16 +67,19 @@ function isDirectory(path: string): boolean {
 }
 
 /**
- * The directory at `path` as that very directory (device, inode and creation time, as an inode
- * is soon reused): one removed and made again at the same path (a session's workspace slot
- * reaped, then made afresh) is another, and a child waiting in the removed one has no working
- * directory left.
+ * The directory at `path` as that very directory: one removed and made again at the same path (a
+ * session's workspace slot reaped, then made afresh) is another, and a child waiting in the
+ * removed one has no working directory left. Device and inode suffice while that child lives: its
+ * working directory keeps the removed inode in use, so the new directory cannot get its number
+ * (a dead child is dropped as dead). The creation time, where the filesystem reports one, also
+ * tells apart a directory whose waiting child has since died.
  */
 function directoryId(path: string | undefined): string | undefined {
   if (path === undefined) return undefined;
   try {
     const { dev, ino, birthtime } = Deno.statSync(path);
-    return `${dev}:${ino}:${birthtime?.getTime()}`;
+    const born = birthtime?.getTime();
+    return born ? `${dev}:${ino}:${born}` : `${dev}:${ino}`;
   } catch {
     return "gone";
   }
@@ -152,18 +155,32 @@ class Pool implements WarmPool {
   #refill(): void {
     if (this.#stopped) return;
     const { size, maxProcesses } = this.#settings;
+    this.#dropStale();
     // The keys used last first: at `maxProcesses` they take the place of keys used longer ago.
     const newestFirst = [...this.#wanted].reverse();
     for (const [i, [key, want]] of newestFirst.entries()) {
-      // A directory that is gone (a turn's scratch copy, say) gets no child to wait in it.
-      if (want.options.cwd && !isDirectory(want.options.cwd)) {
-        this.#wanted.delete(key);
-        continue;
-      }
       if (want.pending) continue;
       while ((this.#ready.get(key)?.length ?? 0) < size) {
         if (this.#total >= maxProcesses && !this.#evictOlder(newestFirst.slice(i + 1))) return;
         this.#add(key, want);
+      }
+    }
+  }
+
+  /**
+   * Ends the children waiting in a directory that is gone or was made again (a kept slot removed:
+   * fewer children, another repository, idle, broken), rather than let them count toward
+   * `maxProcesses` until `idleMs`; such a directory (a turn's scratch copy, say) gets none.
+   */
+  #dropStale(): void {
+    for (const [key, want] of [...this.#wanted]) {
+      const cwd = want.options.cwd;
+      if (cwd === undefined) continue;
+      const gone = !isDirectory(cwd);
+      if (gone) this.#wanted.delete(key);
+      const id = directoryId(cwd);
+      for (const entry of [...this.#ready.get(key) ?? []]) {
+        if ((gone || entry.cwdId !== id) && this.#remove(entry)) void discard(entry);
       }
     }
   }

@@ -5,11 +5,17 @@
  */
 import { join, relative, sep } from "node:path";
 import { git, GitError, gitValue } from "./git.ts";
+import { confinedTo, type ResetTarget, worktreeGitDir } from "./kept_worktree.ts";
 
 /** One child's isolated workspace: its top directory and where the child starts in it. */
 export interface Copy {
   root: string;
   cwd: string;
+}
+
+/** A worktree copy and its own git dir (its changes are read through it, not its `.git`). */
+export interface WorktreeCopy extends Copy {
+  gitDir: string;
 }
 
 /** Where a working directory sits. */
@@ -49,12 +55,12 @@ export async function headCommit(top: string, signal?: AbortSignal): Promise<str
 export async function makeWorktrees(
   top: string,
   relativeCwd: string,
-  snapshot: string,
-  head: string | undefined,
+  target: ResetTarget,
   dirs: readonly string[],
   signal?: AbortSignal,
-): Promise<Copy[]> {
-  const copies: Copy[] = [];
+): Promise<WorktreeCopy[]> {
+  const { snapshot, head } = target;
+  const copies: WorktreeCopy[] = [];
   for (const root of dirs) {
     // Forced: a worktree of ours whose directory is gone while git still lists it (a child
     // broke a kept one, a removal failed) is taken over; the directory is always ours.
@@ -62,27 +68,12 @@ export async function makeWorktrees(
       cwd: top,
       signal,
     });
-    if (head) await git(["reset", "--quiet", head], { cwd: root, signal });
-    copies.push({ root, cwd: join(root, relativeCwd) });
+    const gitDir = await worktreeGitDir(root, target.common, signal);
+    const env = { ...confinedTo(root), GIT_DIR: gitDir, GIT_WORK_TREE: root };
+    if (head) await git(["reset", "--quiet", head], { cwd: root, env, signal });
+    copies.push({ root, cwd: join(root, relativeCwd), gitDir });
   }
   return copies;
-}
-
-/**
- * Brings a worktree `makeWorktrees` made on an earlier turn to exactly the state it would make
- * now, in place: `snapshot` checked out over whatever a child changed, every file it does not
- * hold removed (ignored ones and nested repositories too), then pointed back at `head`. The
- * directory itself stays, so a process waiting in it keeps a valid working directory.
- */
-export async function resetWorktree(
-  root: string,
-  snapshot: string,
-  head: string | undefined,
-  signal?: AbortSignal,
-): Promise<void> {
-  await git(["checkout", "--detach", "--force", "--quiet", snapshot], { cwd: root, signal });
-  await git(["clean", "-ffdxq"], { cwd: root, signal });
-  if (head) await git(["reset", "--quiet", head], { cwd: root, signal });
 }
 
 /** Unregisters and deletes one worktree of the repository at `top` (best effort). */

@@ -19,8 +19,8 @@ import {
   makeCopies,
   makeWorktrees,
   removeWorktree,
-  resetWorktree,
 } from "./copies.ts";
+import { commonGitDir, type ResetTarget, resetWorktrees } from "./kept_worktree.ts";
 import { type RegistryOptions, WorkspaceRegistry } from "./registry.ts";
 import { snapshot, type WorkTree } from "./snapshot.ts";
 
@@ -94,7 +94,8 @@ export class Isolator {
       }
       return { ok: true, workspace: new IsolatedWorkspace(made, dir, this.registry) };
     } catch (err) {
-      if (dir) await this.registry.remove(dir);
+      // What cannot be removed now, the next turn in the slot or the next start's sweep removes.
+      if (dir) await this.registry.remove(dir).catch(() => {});
       if (signal?.aborted) return { ok: false, reason: "the turn was cancelled" };
       if (err instanceof Error) return { ok: false, reason: err.message };
       throw err;
@@ -127,9 +128,11 @@ interface Made {
   kind: "worktree" | "copy";
   real: WorkTree;
   base: string;
-  /** The commit worktrees point at (their HEAD), when the repository has one. */
-  head?: string;
+  /** What worktrees are (re)set to and the repository they belong to (absent for copies). */
+  target?: ResetTarget;
   copies: Copy[];
+  /** Each worktree's own git dir, in child order (absent for copies). */
+  gitDirs?: string[];
   /** How many of the copies were kept from the session's last turn and reset, not made. */
   reset: number;
 }
@@ -167,15 +170,25 @@ async function worktreesIn(
   const real = { path: top };
   const head = await headCommit(top, signal);
   const base = await snapshot(real, { parent: head, scratch: join(dir, "scratch"), signal });
+  const target = { common: await commonGitDir(top, signal), snapshot: base, head };
   const roots = childRoots(dir, count);
   let n = 0;
   while (n < roots.length && kept[n] === roots[n]) n++;
   const reused = roots.slice(0, n);
-  await Promise.all(reused.map((root) => resetWorktree(root, base, head, signal)));
+  const gitDirs = await resetWorktrees(reused, target, signal);
   for (const extra of kept.slice(n)) await removeWorktree(top, extra);
-  const made = await makeWorktrees(top, relative, base, head, roots.slice(reused.length), signal);
+  const made = await makeWorktrees(top, relative, target, roots.slice(reused.length), signal);
   const copies = [...reused.map((root) => ({ root, cwd: join(root, relative) })), ...made];
-  return { kind: "worktree", real, base, head, copies, reset: reused.length };
+  gitDirs.push(...made.map((copy) => copy.gitDir));
+  return {
+    kind: "worktree",
+    real,
+    base,
+    target,
+    copies: copies.map(({ root, cwd }) => ({ root, cwd })),
+    gitDirs,
+    reset: reused.length,
+  };
 }
 
 /** Plain copies of a directory outside git, recorded through a private git dir in `dir`. */
@@ -212,7 +225,8 @@ export class IsolatedWorkspace {
   readonly kept: boolean;
   #real: WorkTree;
   #base: string;
-  #head?: string;
+  #target?: ResetTarget;
+  #gitDirs: readonly string[];
   #copies: Copy[];
   #dir: string;
   #registry: WorkspaceRegistry;
@@ -225,7 +239,8 @@ export class IsolatedWorkspace {
     this.kept = made.kind === "worktree" && registry.keeps(dir);
     this.#real = made.real;
     this.#base = made.base;
-    this.#head = made.head;
+    this.#target = made.target;
+    this.#gitDirs = made.gitDirs ?? [];
     this.#copies = made.copies;
     this.#dir = dir;
     this.#registry = registry;
@@ -239,7 +254,8 @@ export class IsolatedWorkspace {
   /** What the child working in copy `index` changed, relative to the state it started from. */
   async changes(index: number, signal?: AbortSignal): Promise<Changes> {
     const copy = this.#copies[index];
-    const tree: WorkTree = { path: copy.root, gitDir: this.#real.gitDir };
+    // A worktree is read through its own git dir: a child may have removed or rewritten `.git`.
+    const tree: WorkTree = { path: copy.root, gitDir: this.#gitDirs[index] ?? this.#real.gitDir };
     const commit = await snapshot(tree, { parent: this.#base, scratch: this.#scratch, signal });
     const files = await changedFiles(this.#real, this.#base, commit, signal);
     return { base: this.#base, commit, files };
@@ -265,11 +281,10 @@ export class IsolatedWorkspace {
   }
 
   async #end(): Promise<void> {
-    if (this.kept) {
+    const target = this.#target;
+    if (this.kept && target) {
       const roots = this.#copies.map((copy) => copy.root);
-      const cleaned = await Promise.all(
-        roots.map((root) => resetWorktree(root, this.#base, this.#head)),
-      ).then(() => true, () => false);
+      const cleaned = await resetWorktrees(roots, target).then(() => true, () => false);
       if (cleaned) return await this.#registry.release(this.#dir, { repo: this.realRoot, roots });
     }
     await this.#registry.remove(this.#dir);

@@ -40,6 +40,8 @@ export interface RegistryOptions {
   isAlive?: (pid: number, identity?: string) => boolean;
   /** Keep session slots between turns (absent: a slot is removed when its turn ends). */
   keep?: KeepSlots;
+  /** Deletes a directory and everything in it (default: `Deno.remove`; tests inject failures). */
+  removeDir?: (dir: string) => Promise<void>;
 }
 
 /** How long a session's slot is kept between its turns. */
@@ -65,6 +67,7 @@ export class WorkspaceRegistry {
   /** Session slots this process's running turns hold (known without asking `ps`). */
   readonly #heldSlots = new Set<string>();
   readonly #keep: Required<KeepSlots> | undefined;
+  readonly #removeDir: (dir: string) => Promise<void>;
   /** Released slots, by directory, until a turn reopens them or they are reaped. */
   readonly #kept = new Map<string, KeptWorktrees & { timer: TimerId }>();
   #stopped = false;
@@ -75,6 +78,7 @@ export class WorkspaceRegistry {
     this.#isAlive = options.isAlive ?? ownerAlive;
     this.#identity = options.pid === undefined ? processIdentity(Deno.pid) : undefined;
     this.#keep = options.keep && { clock: systemClock, ...options.keep };
+    this.#removeDir = options.removeDir ?? ((dir) => Deno.remove(dir, { recursive: true }));
   }
 
   /** Whether `dir` outlives its turn: a session's slot while slots are kept. */
@@ -216,15 +220,22 @@ export class WorkspaceRegistry {
     return undefined;
   }
 
-  /** Removes a turn's directory: its worktrees from their repository, then every file. */
+  /**
+   * Removes a turn's directory: its worktrees from their repository, then every file (twice if
+   * need be: a process just ending in it may still have added one).
+   */
   async remove(dir: string): Promise<void> {
-    const record = await readRecord(dir);
-    if (record?.repo) await removeWorktrees(record.repo, dir);
-    await Deno.remove(dir, { recursive: true }).catch((err) => {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-    });
-    // Only once it is gone: a turn claiming the slot meanwhile gets a path of its own.
-    this.#heldSlots.delete(dir);
+    try {
+      const record = await readRecord(dir);
+      if (record?.repo) await removeWorktrees(record.repo, dir);
+      await this.#removeDir(dir).catch(() => this.#removeDir(dir)).catch((err) => {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      });
+    } finally {
+      // Once it is gone, or cannot be: a slot left in place is ours, and the session's next turn
+      // removes it and takes its path again (a turn claiming it meanwhile gets a path of its own).
+      this.#heldSlots.delete(dir);
+    }
   }
 
   /**

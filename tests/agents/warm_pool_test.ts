@@ -198,12 +198,24 @@ Deno.test("warm pool: a kept copy of the workspace is refilled once it is clean,
   }
 });
 
-Deno.test("warm pool: a child waiting in a directory removed and made again is not served", async () => {
+/** A pool with one child waiting in a directory of its own (removed at the end if still there). */
+async function withWaitingChild(
+  test: (fake: ReturnType<typeof fakeRunner>, pool: WarmPool, dir: string) => Promise<void>,
+) {
   const fake = fakeRunner();
   const pool = createWarmPool(fake.runner, settings, new FakeClock());
   const dir = await Deno.makeTempDir();
   try {
     await firstRun(pool, claude, { role: "child", cwd: dir });
+    await test(fake, pool, dir);
+  } finally {
+    await pool.shutdown();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+Deno.test("warm pool: a child waiting in a directory removed and made again is not served", async () => {
+  await withWaitingChild(async (fake, pool, dir) => {
     // The slot is reaped and made afresh at the same path: the waiting child's cwd is gone.
     await Deno.remove(dir);
     // Creation times have millisecond resolution (and the inode is often reused at once).
@@ -216,10 +228,17 @@ Deno.test("warm pool: a child waiting in a directory removed and made again is n
       (await pool.runner(claude, "then", { role: "child", cwd: dir })).text,
       "warm: then",
     );
-  } finally {
-    await pool.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
+});
+
+Deno.test("warm pool: children waiting in a removed directory are ended at the next refill", async () => {
+  await withWaitingChild(async (fake, pool, dir) => {
+    // The session's kept slot is removed (fewer children, another repository, broken).
+    await Deno.remove(dir);
+    await pool.runner(claude, "elsewhere", { role: "synth" });
+    assert.equal(fake.prepared[0].discarded, true, "not left waiting until idleMs");
+    assert.equal(pool.ready, 1, "only the synthesizer's child counts toward maxProcesses");
+  });
 });
 
 Deno.test("warm pool: refills wait until no pooled run is in flight", async () => {

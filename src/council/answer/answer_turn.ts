@@ -65,6 +65,9 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
     // the synthesizer writes the answer (CONTRACT.md §6.5), and it can still check and fix that draft.
     return await synthesize(turn, candidates, replies, workspaces);
   } finally {
+    // A child cut at the quorum, or whose final line came before its exit, may still write in
+    // its copy: a kept copy is cleaned for the session's next turn only once every one has ended.
+    await turn.windDownAll();
     await workspaces.dispose();
   }
 }

@@ -115,3 +115,41 @@ Deno.test("kept workspaces: a session's second turn resets its children's worktr
   assert.deepEqual(linkedWorktrees(repo.path), []);
   assert.equal(await Deno.readTextFile(join(repo.path, "shared.txt")), "alpha\n");
 });
+
+Deno.test("kept workspaces: a child still ending after its reply writes nothing the next turn sees", async () => {
+  await using repo = await tempDir();
+  await using state = await tempDir();
+  await gitRepo(repo.path, { "shared.txt": "alpha\n" });
+  const clock = new FakeClock();
+  const isolator = new Isolator({ root: state.path, keep: { idleMs: 60_000, clock } });
+  const late: string[] = [];
+  // Its process ends after its reply (say, a CLI whose final line came first): it writes once
+  // its copy is cleaned for the next turn, or after a bounded wait when the turn waits for it.
+  const lingering = (call: FakeCall) => {
+    const cwd = call.options.cwd!;
+    call.options.onWindDown?.((async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise((resolve) => (timer = setTimeout(resolve, 300)));
+      await Promise.race([call.options.reusedAfter, bound]);
+      clearTimeout(timer);
+      await writeFiles(cwd, { "late.txt": "written while ending\n" });
+      late.push(cwd);
+    })());
+    return { text: `${call.agent.name} answered` };
+  };
+  const fake = fakeAgents(
+    byAgent({ "*:child": lingering, "claude:synth": { text: "the answer" } }),
+  );
+  const { runTurn } = createCouncil({ config: testConfig(), runAgent: fake.runAgent, isolator });
+  try {
+    await collect(
+      runTurn(testRequest({ cwd: repo.path, sessionKey: "one" }), new AbortController().signal),
+    );
+    assert.equal(late.length, 3, "every child wrote while ending");
+    assert.equal(isolator.registry.kept, 1, "the slot is kept");
+    // What the warm pool would serve the session's next turn: no file of the last one's.
+    for (const cwd of late) assert.deepEqual(await filesIn(cwd), ["shared.txt"], cwd);
+  } finally {
+    await isolator.shutdown();
+  }
+});
