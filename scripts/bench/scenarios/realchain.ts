@@ -9,7 +9,8 @@
  * `--compare DIR`, DIR's gateway runs the same turns interleaved with this one's.
  * `REALCHAIN_RUNS=N` sets the measured turns per kind (default 10), `REALCHAIN_AGENTS=claude,gemini`
  * the council (the first is the synthesizer; e.g. the same turn with a failing agent removed),
- * `REALCHAIN_TIMEOUT_MS` each agent's time-out (default 120 s). A second column runs this code
+ * `REALCHAIN_TIMEOUT_MS` each agent's time-out (default 120 s). Without `REALCHAIN_FAIL` every child
+ * is waited for (the quorum's `minAnswers: 0`). A second column runs this code
  * with a warm pool of one child per agent (`REALCHAIN_WARM_POOL=0`: without it), pausing
  * `REALCHAIN_SETTLE_MS` (default 4 s) after each of its turns while its pool refills.
  */
@@ -222,6 +223,10 @@ async function startVariants(
       fanOutPolicy: "always",
       councilSize: clis.length,
       defaultAgents: clis.map((cli) => chainAgent(cli, options)),
+      // The chain of every CLI is what is timed: with no vendor failing, every child is waited
+      // for (a CLI slow to start on a busy machine is not cut at the quorum's grace); with one,
+      // the user's quorum decides, as in an outage.
+      ...(Deno.env.get("REALCHAIN_FAIL") ? {} : { quorum: { minAnswers: 0 } }),
       ...root.config,
     }, { olderGateway: root.label === "compared" });
     const label = root.label === "compared" ? `compared (${root.repoRoot})` : root.label;
