@@ -250,6 +250,10 @@ async function measure(
         // Alone, a member has no synthesizer: one answer turn serves both answer flavours.
         if (flavour === "pick" && !variant.council) continue;
         synthesis.pick = flavour === "pick";
+        // Every variant's turn of this run and flavour gets the same model latencies (the fake's
+        // draws are per caller), so the council and the compared checkout's differ by the
+        // gateway alone, not by the draws' jitter.
+        vendor.reseed(29 + 1000 * run + FLAVOURS.indexOf(flavour));
         const { sample, error } = await sendTurn(
           variant.origin,
           kindOf(flavour),
