@@ -209,9 +209,12 @@ export class WorkspaceRegistry {
         this.#heldSlots.add(dir);
         return dir;
       }
+      // Another turn of this session took it while this one waited for the file system.
+      if (this.#heldSlots.has(dir)) return undefined;
       // Left behind by a turn that is over (this process's, whose clean-up failed, or a gateway
       // that is gone): clean it up and take it.
       const record = await readRecord(dir);
+      if (this.#heldSlots.has(dir)) return undefined;
       const ours = record?.pid === this.#pid && record.identity === this.#identity;
       if (record && !ours && this.#isAlive(record.pid, record.identity)) return undefined;
       if (!record && !(await olderThan(dir, TORN_RECORD_MS))) return undefined;
