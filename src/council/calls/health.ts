@@ -47,7 +47,12 @@ interface Entry {
   coolingUntil?: number;
   /** Its last call failed and it has not had its next chance yet: no grace at the quorum. */
   suspect: boolean;
+  /** Cool-downs since its last answer: each one after the first lasts twice the one before. */
+  cooldowns: number;
 }
+
+/** A cool-down grows to at most this many times `cooldownMs` while an agent keeps failing. */
+const MAX_COOLDOWN_FACTOR = 16;
 
 export class AgentHealth {
   #settings: HealthSettings;
@@ -60,8 +65,9 @@ export class AgentHealth {
   }
 
   /**
-   * Books one finished call. A failure at or past the limit, or a hang, (re)starts the cool-down,
-   * after which the agent's first call gets its grace; a failure short of it makes the agent a
+   * Books one finished call. A failure at or past the limit, or a hang, (re)starts the cool-down
+   * (twice as long as the last, up to 16 × `cooldownMs`, until the agent answers again), after
+   * which the agent's first call gets its grace; a failure short of it makes the agent a
    * suspect, cut at the next quorum without grace once (booked a miss, so the call after it gets
    * a grace).
    */
@@ -71,7 +77,8 @@ export class AgentHealth {
       this.#agents.delete(agent);
       return;
     }
-    const entry = this.#agents.get(agent) ?? { failuresInRow: 0, missesInRow: 0, suspect: false };
+    const entry = this.#agents.get(agent) ??
+      { failuresInRow: 0, missesInRow: 0, suspect: false, cooldowns: 0 };
     this.#agents.set(agent, entry);
     entry.suspect = false;
     if (verdict.kind === "missed") {
@@ -83,7 +90,11 @@ export class AgentHealth {
     entry.lastError = verdict.reason;
     const { failures, cooldownMs } = this.#settings;
     if (failures > 0 && (entry.failuresInRow >= failures || verdict.hang)) {
-      entry.coolingUntil = this.#clock.now() + cooldownMs;
+      // An agent failing again on its chance after a cool-down (a vendor still down, a member too
+      // slow for the grace) is tried ever less often, as a circuit breaker backs off.
+      const factor = Math.min(MAX_COOLDOWN_FACTOR, 2 ** entry.cooldowns);
+      entry.coolingUntil = this.#clock.now() + cooldownMs * factor;
+      entry.cooldowns++;
     } else entry.suspect = true;
   }
 
@@ -100,7 +111,7 @@ export class AgentHealth {
     const until = status.coolingUntil;
     if (until === undefined || until <= this.#clock.now()) return;
     const entry = this.#agents.get(status.agent) ??
-      { failuresInRow: 0, missesInRow: 0, suspect: false };
+      { failuresInRow: 0, missesInRow: 0, suspect: false, cooldowns: 0 };
     if ((entry.coolingUntil ?? 0) >= until) return;
     entry.failuresInRow = Math.max(entry.failuresInRow, status.failuresInRow);
     entry.lastError = status.lastError ?? entry.lastError;

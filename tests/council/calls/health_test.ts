@@ -107,7 +107,7 @@ Deno.test("health: a success between failures resets the count", async () => {
   assert.deepEqual(childAgents(fake.calls), ["claude", "codex", "gemini"], "not skipped");
 });
 
-Deno.test("health: a probe failing after the cool-down starts the next one at once", async () => {
+Deno.test("health: a probe failing after the cool-down starts the next one at once, twice as long", async () => {
   const { fake, clock, turn, agentHealth } = council(
     HEALTH,
     byAgent({
@@ -125,7 +125,22 @@ Deno.test("health: a probe failing after the cool-down starts the next one at on
   const status = agentHealth().find((s) => s.agent === "gemini");
   assert.equal(status?.state, "cooling-down");
   assert.equal(status?.failuresInRow, 3);
-  assert.equal(status?.coolingUntil, clock.now() + 60_000);
+  assert.equal(status?.coolingUntil, clock.now() + 120_000);
+});
+
+Deno.test("health: cool-downs double while the agent keeps failing, up to 16 ×, and start over once it answers", () => {
+  const clock = new FakeClock();
+  const health = new AgentHealth({ failures: 1, cooldownMs: 1_000 }, clock);
+  const lengths: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    health.record("gemini", { kind: "failed", reason: "503" });
+    lengths.push(health.statusOf("gemini").coolingUntil! - clock.now());
+    clock.advance(lengths.at(-1)!);
+  }
+  assert.deepEqual(lengths, [1_000, 2_000, 4_000, 8_000, 16_000, 16_000, 16_000]);
+  health.record("gemini", { kind: "ok" });
+  health.record("gemini", { kind: "failed", reason: "503" });
+  assert.equal(health.statusOf("gemini").coolingUntil! - clock.now(), 1_000);
 });
 
 Deno.test("health: failures 0 never skips an agent", async () => {
