@@ -5,7 +5,6 @@
  */
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
-import { Isolator } from "../../src/workspace/isolation.ts";
 import { WorkspaceRegistry } from "../../src/workspace/registry.ts";
 import { FakeClock } from "../support/fake_clock.ts";
 import { eventually } from "../support/wait.ts";
@@ -20,24 +19,7 @@ import {
   tempDir,
   writeFiles,
 } from "../support/git_repos.ts";
-
-const IDLE_MS = 60_000;
-
-/** An isolator keeping session slots under `root` for `IDLE_MS` on `clock`. */
-function keeping(
-  root: string,
-  clock = new FakeClock(),
-  pid = 4242,
-  isAlive: (pid: number) => boolean = () => false,
-) {
-  return new Isolator({ root, pid, isAlive, keep: { idleMs: IDLE_MS, clock } });
-}
-
-async function isolate(isolator: Isolator, cwd: string, count: number, slot?: string) {
-  const made = await isolator.isolate(cwd, count, { turnId: `t-${crypto.randomUUID()}`, slot });
-  assert.ok(made.ok, made.ok ? "" : made.reason);
-  return made.workspace;
-}
+import { IDLE_MS, isolate, keeping } from "../support/kept_isolator.ts";
 
 /** Every file under `root` but git's own, with its content (symlinks by target). */
 async function files(root: string): Promise<Record<string, string>> {

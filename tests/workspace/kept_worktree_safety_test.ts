@@ -19,24 +19,11 @@ import {
   tempDir,
   writeFiles,
 } from "../support/git_repos.ts";
+import { isolate as isolateIn, keeping } from "../support/kept_isolator.ts";
 
-function keeping(root: string) {
-  return new Isolator({
-    root,
-    pid: 4242,
-    isAlive: () => false,
-    keep: { idleMs: 60_000, clock: new FakeClock() },
-  });
-}
-
-async function isolate(isolator: Isolator, cwd: string, count: number) {
-  const made = await isolator.isolate(cwd, count, {
-    turnId: `t-${crypto.randomUUID()}`,
-    slot: "s",
-  });
-  assert.ok(made.ok, made.ok ? "" : made.reason);
-  return made.workspace;
-}
+/** A turn of the session "s". */
+const isolate = (isolator: Isolator, cwd: string, count: number) =>
+  isolateIn(isolator, cwd, count, "s");
 
 /** Everything of the user's repository a stray checkout, clean or reset would change. */
 async function userState(repo: string) {
