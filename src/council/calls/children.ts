@@ -52,7 +52,10 @@ export interface WaitRule {
   decided?(finished: readonly ChildReply[], childCount: number): string | undefined;
 }
 
-/** Runs every child at once; returns when all have finished or been cut off. */
+/**
+ * Runs every child at once; returns when all have finished or been cut off, or were let go at
+ * the quorum to run on unwaited for (an agent on probation: its reply here says so).
+ */
 export async function runChildren(
   turn: TurnContext,
   children: readonly ChildPlan[],
@@ -62,29 +65,55 @@ export async function runChildren(
   const controls = children.map(() => new CallControl(turn.signal));
   const wait = new QuorumWait(turn, children, controls, options.wait);
   try {
-    return await Promise.all(children.map(async (child, i) => {
-      const result = await callAgent(turn, child.agent, promptFor(child), {
-        role: "child",
-        label: child.label,
-        model: child.model,
-        ...options.place(child),
-        control: controls[i],
+    return await Promise.all(children.map((child, i) => {
+      const ended = runChild(turn, i, promptFor(child), controls[i], wait, options);
+      const letGo = wait.letGo(i).then((reply) => {
+        turn.runsOn(() => wait.stopRunningOn(i), ended.then(() => {}));
+        return reply;
       });
-      const reply: ChildReply = {
-        child,
-        result,
-        ...(controls[i].cutOff ? { cutOff: controls[i].cutOff } : {}),
-        ...(controls[i].upstreamFailing ? { upstreamFailing: true } : {}),
-      };
-      wait.finished(i, reply);
-      if (upstreamDown(reply)) turn.earlySynth?.passOver(child.agent.name);
-      await options.afterEach?.(reply);
-      return reply;
+      return Promise.race([ended, letGo]);
     }));
   } finally {
     wait.stop();
-    for (const control of controls) control.dispose();
+    controls.forEach((control, i) => {
+      if (!wait.runsOn(i)) control.dispose();
+    });
   }
+}
+
+/** One child's call, booked to the quorum; a child that ran on unwaited for ends quietly. */
+async function runChild(
+  turn: TurnContext,
+  index: number,
+  prompt: AgentPrompt,
+  control: CallControl,
+  wait: QuorumWait,
+  options: ChildRunOptions,
+): Promise<ChildReply> {
+  const child = wait.child(index);
+  const result = await callAgent(turn, child.agent, prompt, {
+    role: "child",
+    label: child.label,
+    model: child.model,
+    ...options.place(child),
+    control,
+  });
+  const reply: ChildReply = {
+    child,
+    result,
+    ...(control.cutOff ? { cutOff: control.cutOff } : {}),
+    ...(control.upstreamFailing ? { upstreamFailing: true } : {}),
+  };
+  wait.finished(index, reply);
+  if (wait.runsOn(index)) {
+    // Its reply came after the turn went on without it: it only tells its health (calls.ts).
+    control.dispose();
+    turn.env.lateness.save();
+    return reply;
+  }
+  if (upstreamDown(reply)) turn.earlySynth?.passOver(child.agent.name);
+  await options.afterEach?.(reply);
+  return reply;
 }
 
 /** The quorum rule over one turn's children. */
@@ -104,6 +133,10 @@ class QuorumWait {
   #quorumAt: number | undefined;
   /** The rest were cut off: the wait is over. */
   #over = false;
+  /** Each child's reply for the turn when it is let go at the quorum (see `letGo`). */
+  #letGo: PromiseWithResolvers<ChildReply>[];
+  /** Children let go at the quorum that run on unwaited for until they end. */
+  #runningOn = new Set<number>();
 
   constructor(
     turn: TurnContext,
@@ -118,13 +151,15 @@ class QuorumWait {
     const { minAnswers } = turn.env.config.quorum;
     this.#quorum = children.length > 1 ? Math.min(minAnswers, children.length) : 0;
     this.#running = new Set(children.keys());
+    this.#letGo = children.map(() => Promise.withResolvers<ChildReply>());
     controls.forEach((control, i) => control.onUpstreamFailure(() => this.#upstreamFailed(i)));
   }
 
   finished(index: number, reply: ChildReply): void {
     this.#running.delete(index);
-    this.#finished.push(reply);
     this.#learn(index, reply);
+    if (this.#runningOn.has(index)) return this.#clearTimer(index);
+    this.#finished.push(reply);
     if (this.#over || this.#quorum === 0 || this.#running.size === 0) return;
     if (this.#turn.signal.aborted) return;
     const decided = this.#rule.decided?.(this.#finished, this.#children.length);
@@ -145,30 +180,90 @@ class QuorumWait {
     this.#grace(answersIn);
   }
 
-  /** Each straggler still running gets the grace its agent's usual lateness earns. */
+  /**
+   * Each straggler still running gets the grace its agent's usual lateness earns: waited for,
+   * or, for an agent on probation (health.ts), run on unwaited for while the turn goes on.
+   */
   #grace(answersIn: string): void {
     const graced = [...this.#running].filter((i) => !this.#controls[i].cutOff);
     if (graced.length === 0) return;
-    const { lateness, clock } = this.#turn.env;
+    const { lateness, health, clock } = this.#turn.env;
     const longest = lateness.longestMs;
-    const graces = graced.map((i) => lateness.graceFor(this.#children[i].agent.name));
-    const labels = graced.map((i) => this.#children[i].label);
-    const same = graces.every((g) => g === graces[0]);
-    const given = same
-      ? `${labels.join(", ")} ${graced.length === 1 ? "gets" : "get"} ${
-        tenthSeconds(graces[0])
-      } more`
-      : labels.map((label, k) => `${label} gets ${tenthSeconds(graces[k])} more`).join(", ");
-    this.#turn.progress(`${answersIn} — ${given}`, "info");
-    graced.forEach((i, k) => {
-      const graceMs = graces[k];
+    const graces = new Map(graced.map((i) => [i, lateness.graceFor(this.#children[i].agent.name)]));
+    const onProbation = graced.filter((i) => health.onProbation(this.#children[i].agent.name));
+    const waited = graced.filter((i) => !onProbation.includes(i));
+    const lines = [
+      ...(waited.length ? [this.#givenLine(waited, graces)] : []),
+      ...onProbation.map((i) =>
+        `not waiting for ${this.#children[i].label} (back from a cool-down for not answering ` +
+        `in time): it runs on ${tenthSeconds(graces.get(i)!)} at most, to show it keeps up`
+      ),
+    ];
+    this.#turn.progress(`${answersIn} — ${lines.join("; ")}`, "info");
+    for (const [i, graceMs] of graces) {
       const why = `quorum of ${this.#quorum} answers reached, ${tenthSeconds(graceMs)} grace over`;
       const end = () => {
         this.#graceEnded.set(i, graceMs);
         this.#cut(i, { kind: "quorum", why, graceMs, longest: graceMs >= longest });
       };
-      this.#timers.set(i, clock.setTimeout(end, graces[k]));
-    });
+      this.#timers.set(i, clock.setTimeout(end, graceMs));
+    }
+    for (const i of onProbation) {
+      this.#runningOn.add(i);
+      this.#letGo[i].resolve(this.#letGoReply(i));
+    }
+  }
+
+  /** `codex gets 3.0s more`, `codex, gemini get 3.0s more`, `codex gets 1.0s more, gemini …`. */
+  #givenLine(waited: readonly number[], graces: ReadonlyMap<number, number>): string {
+    const labels = waited.map((i) => this.#children[i].label);
+    const given = waited.map((i) => graces.get(i)!);
+    if (given.every((g) => g === given[0])) {
+      return `${labels.join(", ")} ${waited.length === 1 ? "gets" : "get"} ${
+        tenthSeconds(given[0])
+      } more`;
+    }
+    return labels.map((label, k) => `${label} gets ${tenthSeconds(given[k])} more`).join(", ");
+  }
+
+  /** What the turn goes on with for a child let go at the quorum: no answer, and why. */
+  #letGoReply(index: number): ChildReply {
+    const child = this.#children[index];
+    const why = "not waited for past the quorum: on probation after a cool-down";
+    const result: AgentResult = {
+      agent: child.agent.name,
+      model: child.model ?? child.agent.model,
+      role: "child",
+      ok: false,
+      text: "",
+      error: `${child.label}: ${why}`,
+      exitCode: null,
+      timedOut: false,
+      aborted: true,
+      durationMs: this.#turn.env.clock.now() - this.#turn.startedAt,
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0, estimated: true },
+    };
+    return { child, result, cutOff: { kind: "quorum", why } };
+  }
+
+  /** Settles with the child's reply for the turn if it is let go at the quorum (else never). */
+  letGo(index: number): Promise<ChildReply> {
+    return this.#letGo[index].promise;
+  }
+
+  /** Whether the child was let go at the quorum and runs on unwaited for. */
+  runsOn(index: number): boolean {
+    return this.#runningOn.has(index);
+  }
+
+  /** The turn's outcome is ready: a child still running on is cut, its chance not yet over. */
+  stopRunningOn(index: number): void {
+    if (!this.#running.has(index)) return;
+    this.#cut(index, { kind: "quorum", why: "the turn was over before its grace" });
+  }
+
+  child(index: number): ChildPlan {
+    return this.#children[index];
   }
 
   /** A child's lateness behind the quorum, when the quorum had come and it answered. */
@@ -221,10 +316,18 @@ class QuorumWait {
     this.#cut(index, { kind: "quorum", why, upstream: true });
   }
 
+  /** The wait is over: grace timers end, but not those of children running on. */
   stop(): void {
-    for (const timer of this.#timers.values()) this.#turn.env.clock.clearTimeout(timer);
-    this.#timers.clear();
+    for (const index of [...this.#timers.keys()]) {
+      if (!this.#runningOn.has(index)) this.#clearTimer(index);
+    }
     this.#turn.env.lateness.save();
+  }
+
+  #clearTimer(index: number): void {
+    const timer = this.#timers.get(index);
+    if (timer !== undefined) this.#turn.env.clock.clearTimeout(timer);
+    this.#timers.delete(index);
   }
 
   #waitingOn(): string {
@@ -232,9 +335,7 @@ class QuorumWait {
   }
 
   #cut(index: number, cutOff: CutOff): void {
-    const timer = this.#timers.get(index);
-    if (timer !== undefined) this.#turn.env.clock.clearTimeout(timer);
-    this.#timers.delete(index);
+    this.#clearTimer(index);
     this.#controls[index].cut(cutOff);
   }
 

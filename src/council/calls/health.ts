@@ -49,6 +49,15 @@ interface Entry {
   suspect: boolean;
   /** Cool-downs since its last answer: each one after the first lasts twice the one before. */
   cooldowns: number;
+  /**
+   * Its cool-down came from not answering within the longest grace: once over, its calls are not
+   * waited for past the quorum until one shows whether it keeps up (see `onProbation`).
+   */
+  probation: boolean;
+}
+
+function newEntry(): Entry {
+  return { failuresInRow: 0, missesInRow: 0, suspect: false, cooldowns: 0, probation: false };
 }
 
 /** A cool-down grows to at most this many times `cooldownMs` while an agent keeps failing. */
@@ -67,7 +76,8 @@ export class AgentHealth {
   /**
    * Books one finished call. A failure at or past the limit, or a hang, (re)starts the cool-down
    * (twice as long as the last, up to 16 × `cooldownMs`, until the agent answers again), after
-   * which the agent's first call gets its grace; a failure short of it makes the agent a
+   * which the agent's first call gets its grace (after a hang: runs on probation, `onProbation`);
+   * a failure short of it makes the agent a
    * suspect, cut at the next quorum without grace once (booked a miss, so the call after it gets
    * a grace).
    */
@@ -77,8 +87,7 @@ export class AgentHealth {
       this.#agents.delete(agent);
       return;
     }
-    const entry = this.#agents.get(agent) ??
-      { failuresInRow: 0, missesInRow: 0, suspect: false, cooldowns: 0 };
+    const entry = this.#agents.get(agent) ?? newEntry();
     this.#agents.set(agent, entry);
     entry.suspect = false;
     if (verdict.kind === "missed") {
@@ -95,12 +104,28 @@ export class AgentHealth {
       const factor = Math.min(MAX_COOLDOWN_FACTOR, 2 ** entry.cooldowns);
       entry.coolingUntil = this.#clock.now() + cooldownMs * factor;
       entry.cooldowns++;
-    } else entry.suspect = true;
+      entry.probation = verdict.hang === true;
+    } else {
+      entry.suspect = true;
+      entry.probation = false;
+    }
   }
 
   /** Whether a straggler of `agent` is cut at the quorum without grace (see `record`). */
   suspect(agent: string): boolean {
     return this.#agents.get(agent)?.suspect === true;
+  }
+
+  /**
+   * Whether `agent` is back from a cool-down for lateness and has not yet shown whether it keeps
+   * up: the council then does not hold a turn for it past the quorum, but lets it run on while the
+   * turn goes on, up to its grace (children.ts). Waiting a grace for it on each chance cost every
+   * such turn that grace, for a member that most likely is as slow as before.
+   */
+  onProbation(agent: string): boolean {
+    const entry = this.#agents.get(agent);
+    if (!entry?.probation) return false;
+    return entry.coolingUntil === undefined || entry.coolingUntil <= this.#clock.now();
   }
 
   /**
@@ -110,8 +135,7 @@ export class AgentHealth {
   adopt(status: AgentHealthStatus): void {
     const until = status.coolingUntil;
     if (until === undefined || until <= this.#clock.now()) return;
-    const entry = this.#agents.get(status.agent) ??
-      { failuresInRow: 0, missesInRow: 0, suspect: false, cooldowns: 0 };
+    const entry = this.#agents.get(status.agent) ?? newEntry();
     if ((entry.coolingUntil ?? 0) >= until) return;
     entry.failuresInRow = Math.max(entry.failuresInRow, status.failuresInRow);
     entry.lastError = status.lastError ?? entry.lastError;

@@ -84,6 +84,8 @@ export class TurnContext {
   readonly #cutOffs: string[] = [];
   /** Children cut off or cancelled whose process groups are still ending (the turn waits). */
   readonly #windingDown: Promise<void>[] = [];
+  /** Stops the calls that run on unwaited for (see `runsOn`), once the turn's outcome is ready. */
+  readonly #runningOn: (() => void)[] = [];
   /** The synthesizer started as the children start, on fanned-out turns. */
   #earlySynth: StartedSynthesizer | undefined;
   /** What the deciding step records for outcome signals (the chosen call, the synthesis). */
@@ -154,8 +156,21 @@ export class TurnContext {
     this.#windingDown.push(ended);
   }
 
-  /** Settles once every child that was winding down has ended, those added meanwhile too. */
+  /**
+   * A call the council no longer waits for runs on in the background until it ends (`ended`):
+   * `stop` ends it when the turn's outcome is ready (`windDownAll`), so it never outlives the turn.
+   */
+  runsOn(stop: () => void, ended: Promise<void>): void {
+    this.#runningOn.push(stop);
+    this.#windingDown.push(ended);
+  }
+
+  /**
+   * Stops the calls still running on unwaited for, then settles once every child that was winding
+   * down has ended, those added meanwhile too.
+   */
   async windDownAll(): Promise<void> {
+    for (const stop of this.#runningOn.splice(0)) stop();
     while (this.#windingDown.length > 0) await Promise.all(this.#windingDown.splice(0));
   }
 

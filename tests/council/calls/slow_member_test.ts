@@ -18,7 +18,7 @@ import {
   type TurnLog,
   TurnWatcher,
 } from "../../support/scripted_agents.ts";
-import { within } from "../../support/wait.ts";
+import { eventually, within } from "../../support/wait.ts";
 
 /** How gemini behaves in one turn: answers `lateMs` behind the quorum, hangs, or fails at once. */
 type Gemini = { lateMs: number } | "hang" | "down";
@@ -30,6 +30,8 @@ function council(file: ConfigFile, history: LatenessHistory = {}) {
   const saved: LatenessHistory[] = [];
   let release = gate();
   let gemini: Gemini = "hang";
+  /** When set, the synthesizer answers only once it opens (one that takes its time). */
+  let synthesizer: ReturnType<typeof gate> | undefined;
   const fake = fakeAgents(byAgent({
     "claude:child": { text: "ALPHA" },
     "codex:child": { text: "BRAVO" },
@@ -37,7 +39,7 @@ function council(file: ConfigFile, history: LatenessHistory = {}) {
       gemini === "down"
         ? DOWN
         : { text: "CHARLIE", gate: release.promise, hang: gemini === "hang" },
-    "claude:synth": { text: "combined" },
+    "claude:synth": () => ({ text: "combined", gate: synthesizer?.promise }),
   }));
   const clock = new FakeClock();
   const c = createCouncil({
@@ -70,7 +72,31 @@ function council(file: ConfigFile, history: LatenessHistory = {}) {
     } else if (graceMs !== undefined) clock.advance(graceMs);
     return { log: await within(watcher.finished, "the turn"), graceMs };
   }
-  return { ...c, fake, clock, saved, health, turn };
+  /**
+   * One turn of a member on probation while the synthesizer takes its time: once the synthesizer
+   * has its prompt, time moves to gemini's answer if `lateMs` is within `graceMs`, else to the
+   * grace's end; gemini's call ends before the synthesizer answers.
+   */
+  async function probationTurn(behaviour: Gemini, graceMs: number): Promise<TurnLog> {
+    gemini = behaviour;
+    release = gate();
+    synthesizer = gate();
+    fake.calls.length = 0;
+    const watcher = new TurnWatcher(c.runTurn(testRequest(), new AbortController().signal));
+    await within(
+      watcher.progressMatching(/not waiting for gemini \(back from a cool-down/),
+      "let go",
+    );
+    await eventually(() => fake.calls.some((call) => call.role === "synth"), "the synthesizer");
+    const answers = typeof behaviour === "object" && behaviour.lateMs <= graceMs;
+    clock.advance(answers ? behaviour.lateMs : graceMs);
+    if (answers) release.open();
+    await eventually(() => fake.active === 1, "gemini's end");
+    synthesizer.open();
+    synthesizer = undefined;
+    return await within(watcher.finished, "the turn");
+  }
+  return { ...c, fake, clock, saved, health, turn, probationTurn };
 }
 
 /** Whether the turn reached its quorum line (false: it ended without one, gemini skipped). */
@@ -138,12 +164,26 @@ Deno.test("hanging member: unanswered within its grace and then the longest, it 
   assert.equal(c.clock.now() - start, 11_000, "what the hang cost: two graces");
   await c.turn("hang");
   assert.ok(!consulted(c), "skipped while cooling down");
-  // After the cool-down: one chance at the longest grace, missed: cooling down again.
+  // After the cool-down: on probation, it is not waited for past the quorum. The synthesizer
+  // answers at once here, so the turn is over before its grace: its chance is not over yet.
   c.clock.advance(60_000);
-  assert.equal((await c.turn("hang")).graceMs, 8000);
+  const before = c.clock.now();
+  const chance = await c.turn("hang");
   assert.ok(consulted(c));
-  assert.equal(c.health().state, "cooling-down");
-  assert.equal(c.health().failuresInRow, 2);
+  assert.equal(chance.graceMs, undefined);
+  assert.equal(c.clock.now(), before, "nothing waited");
+  assert.ok(
+    chance.log.progress.some((l) =>
+      l.endsWith(
+        "not waiting for gemini (back from a cool-down for not answering in time): " +
+          "it runs on 8.0s at most, to show it keeps up",
+      )
+    ),
+    chance.log.progress.join("\n"),
+  );
+  assert.equal(c.health().state, "failing");
+  assert.equal(c.health().failuresInRow, 1);
+  assert.equal(c.clock.pending, 0, "its grace timer went with the turn");
 });
 
 Deno.test("failing member: an error makes it a suspect, cut at the quorum with no grace waited, once", async () => {
@@ -236,9 +276,11 @@ Deno.test("default grace bounds: a structurally slow member is waited for at mos
   assert.ok(!consulted(c), "skipped while cooling down");
   assert.equal(skipped.graceMs, undefined, "nothing waited for");
   c.clock.advance(60_000);
-  assert.equal((await c.turn({ lateMs: 8000 })).graceMs, 3000, "a fair chance after it");
-  assert.ok(consulted(c));
-  assert.equal(c.health().state, "cooling-down");
+  const before = c.clock.now();
+  const chance = await c.turn({ lateMs: 8000 });
+  assert.ok(consulted(c), "a fair chance after it");
+  assert.equal(chance.graceMs, undefined, "on probation: not waited for past the quorum");
+  assert.equal(c.clock.now(), before, "its chance cost the turn no wait");
 });
 
 Deno.test("no grace (graceMs 0): a straggler is never waited for, and never taken for hanging", async () => {
@@ -265,5 +307,57 @@ Deno.test("slow member: one whose learned grace is already the longest and misse
   });
   const answered = await c.turn({ lateMs: 9500 });
   assert.ok(!answered.log.progress.some((l) => l.startsWith("gemini cut off")));
+  assert.deepEqual(c.health(), { agent: "gemini", state: "healthy", failuresInRow: 0 });
+});
+
+/** A member that cooled down for not answering within the longest grace, back on probation. */
+async function backOnProbation() {
+  const c = council({ quorum: { minAnswers: 2, graceMs: 3000 }, health: HEALTH });
+  await c.turn({ lateMs: 8000 });
+  await c.turn({ lateMs: 8000 });
+  assert.equal(c.health().state, "cooling-down");
+  c.clock.advance(60_000);
+  return c;
+}
+
+Deno.test("probation: answering within its grace while the synthesizer works, a member is healthy again; its late answer is not used", async () => {
+  const c = await backOnProbation();
+  const start = c.clock.now();
+  const log = await c.probationTurn({ lateMs: 2000 }, 3000);
+  assert.equal(c.clock.now() - start, 2000, "the synthesizer did not wait for it");
+  const synth = c.fake.calls.find((call) => call.role === "synth")!;
+  assert.ok(!synth.prompt.includes("CHARLIE"), "the synthesizer had only the quorum's answers");
+  assert.match(log.progress.at(-1)!, /wrote the answer from 2 candidates$/);
+  assert.deepEqual(c.health(), { agent: "gemini", state: "healthy", failuresInRow: 0 });
+  // Healthy again: the next turn waits its grace for it as for any member.
+  const next = await c.turn({ lateMs: 1000 });
+  assert.equal(next.graceMs, 3000);
+  assert.ok(!next.log.progress.some((l) => l.startsWith("gemini cut off")));
+});
+
+Deno.test("probation: still silent at its grace's end, a member cools down again, twice as long", async () => {
+  const c = await backOnProbation();
+  await c.probationTurn({ lateMs: 8000 }, 3000);
+  const status = c.health();
+  assert.equal(status.state, "cooling-down");
+  assert.equal(status.failuresInRow, 2);
+  assert.equal(status.coolingUntil, c.clock.now() + 120_000);
+  assert.equal(c.clock.pending, 0);
+});
+
+Deno.test("probation: a turn over before its grace cuts the member with it; its chance comes again", async () => {
+  const c = await backOnProbation();
+  for (let i = 0; i < 2; i++) {
+    const before = c.clock.now();
+    await c.turn({ lateMs: 8000 });
+    assert.ok(consulted(c), `turn ${i + 1}`);
+    assert.equal(c.clock.now(), before, `turn ${i + 1}: nothing waited`);
+    const gemini = c.fake.calls.find((call) => call.agent.name === "gemini")!;
+    assert.ok(gemini.options.signal?.aborted, `turn ${i + 1}: cut with the turn`);
+    assert.equal(c.fake.active, 0, `turn ${i + 1}: no call outlived the turn`);
+    assert.equal(c.health().state, "failing", `turn ${i + 1}: neither cooled down nor cleared`);
+  }
+  const log = await c.probationTurn({ lateMs: 1500 }, 3000);
+  assert.ok(log.progress.some((l) => l.includes("not waiting for gemini (back from a cool-down")));
   assert.deepEqual(c.health(), { agent: "gemini", state: "healthy", failuresInRow: 0 });
 });
