@@ -41,7 +41,7 @@ export async function answerTurn(turn: TurnContext, plan: RunPlan): Promise<Outc
     return { kind: "answer", text: turn.answer.text };
   }
 
-  const workspaces = await ChildWorkspaces.prepare(turn, plan.children.length, turn.env.isolator);
+  const workspaces = await ChildWorkspaces.prepare(turn, plan.children, turn.env.isolator);
   try {
     if (turn.signal.aborted) return turn.cancelled();
     EarlySynthesizer.start(turn, plan, workspaces.synthAccess);

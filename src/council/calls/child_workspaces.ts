@@ -1,11 +1,13 @@
 /**
- * Where the children of a fanned-out answer turn work: each in its own isolated copy of the
- * workspace (its changes read back, one candidate's applied), all in the real one
- * (`isolation: shared`), or all read-only when no copy can be made.
+ * Where the children of a fanned-out answer turn work: each that can touch files in its own
+ * isolated copy of the workspace (its changes read back, one candidate's applied), all in the
+ * real one (`isolation: shared`), or all read-only when no copy can be made.
  */
 import { createHash } from "node:crypto";
 import type { AgentPrompt, ChildAccess } from "../../agents/types.ts";
+import { isHttpRunner } from "../../config/mod.ts";
 import { type Changes, describeFiles } from "../../workspace/changes.ts";
+import type { Copy } from "../../workspace/copies.ts";
 import type { IsolatedWorkspace, Isolator } from "../../workspace/isolation.ts";
 import type { ChildReply, Placement } from "./children.ts";
 import type { ChildPlan } from "../plan/plan.ts";
@@ -23,8 +25,17 @@ const MAX_DIFF_CHARS = 20_000;
 type Mode =
   /** Children write where the turn works (the real cwd, or each its own temp dir). */
   | { kind: "shared" }
-  | { kind: "isolated"; workspace: IsolatedWorkspace }
+  /** `copyOf`: each child with a copy (by child index) and its copy's index. */
+  | { kind: "isolated"; workspace: IsolatedWorkspace; copyOf: ReadonlyMap<number, number> }
   | { kind: "read-only" };
+
+/**
+ * Whether a child can touch files and so needs a copy of its own: a model API only answers
+ * (the gateway runs no tools for it); a CLI or a command works in its directory.
+ */
+function touchesFiles(child: ChildPlan): boolean {
+  return !isHttpRunner(child.agent.runner);
+}
 
 export class ChildWorkspaces {
   #turn: TurnContext;
@@ -39,10 +50,10 @@ export class ChildWorkspaces {
     this.#mode = mode;
   }
 
-  /** Decides where `count` children work, making their copies when isolation applies. */
+  /** Decides where `children` work, making their copies when isolation applies. */
   static async prepare(
     turn: TurnContext,
-    count: number,
+    children: readonly ChildPlan[],
     isolator: Isolator | undefined,
   ): Promise<ChildWorkspaces> {
     const { config } = turn.env;
@@ -53,6 +64,16 @@ export class ChildWorkspaces {
       turn.progress(`children run read-only: ${reason}`, "info");
       return new ChildWorkspaces(turn, { kind: "read-only" });
     };
+    const writers = children.filter(touchesFiles);
+    // Making copies nobody works in would cost the turn their time (seconds in a large project).
+    if (writers.length === 0) {
+      turn.progress(
+        "no isolated workspaces: the children are model APIs, which touch no files",
+        "info",
+      );
+      return new ChildWorkspaces(turn, { kind: "read-only" });
+    }
+    const count = writers.length;
     if (!isolator) return readOnly("no state directory for isolated workspaces (set HOME)");
     turn.progress(`preparing ${count} isolated workspaces for the children`, "info");
     const started = turn.env.clock.now();
@@ -63,8 +84,21 @@ export class ChildWorkspaces {
     });
     if (!made.ok) return readOnly(made.reason);
     const seconds = ((turn.env.clock.now() - started) / 1000).toFixed(1);
-    turn.progress(madeLine(made.workspace, seconds), "info");
-    return new ChildWorkspaces(turn, { kind: "isolated", workspace: made.workspace });
+    const answerOnly = children.length - count;
+    turn.progress(
+      madeLine(made.workspace, seconds) +
+        (answerOnly > 0 ? ` (none for ${answerOnly} model API${answerOnly > 1 ? "s" : ""})` : ""),
+      "info",
+    );
+    const copyOf = new Map(writers.map((child, copy) => [child.index, copy]));
+    return new ChildWorkspaces(turn, { kind: "isolated", workspace: made.workspace, copyOf });
+  }
+
+  /** The child's own copy and its index, when it has one. */
+  #copyOf(child: ChildPlan): { copy: Copy; index: number } | undefined {
+    if (this.#mode.kind !== "isolated") return undefined;
+    const index = this.#mode.copyOf.get(child.index);
+    return index === undefined ? undefined : { copy: this.#mode.workspace.copies[index], index };
   }
 
   /** Where a child works and what it may do there. */
@@ -75,11 +109,13 @@ export class ChildWorkspaces {
       case "read-only":
         return { access: "read-only" };
       case "isolated": {
-        const { workspace } = this.#mode;
-        const cwd = workspace.copies[child.index].cwd;
+        const own = this.#copyOf(child);
+        if (!own) return { access: "read-only" };
         // A kept copy is the same directory on the session's next turn: a child may wait there.
-        const lasts = workspace.kept ? { reusedAfter: this.#disposed.promise } : { scratch: true };
-        return { cwd, access: "workspace-write", ...lasts };
+        const lasts = this.#mode.workspace.kept
+          ? { reusedAfter: this.#disposed.promise }
+          : { scratch: true };
+        return { cwd: own.copy.cwd, access: "workspace-write", ...lasts };
       }
     }
   }
@@ -91,25 +127,26 @@ export class ChildWorkspaces {
 
   /** A child's prompt, its paths pointing into the child's own copy. */
   prompt(child: ChildPlan, prompt: AgentPrompt): AgentPrompt {
-    if (this.#mode.kind !== "isolated") return prompt;
+    const copy = this.#copyOf(child)?.copy;
+    if (this.#mode.kind !== "isolated" || !copy) return prompt;
     const { workspace } = this.#mode;
-    const copy = workspace.copies[child.index];
     const moved = mapPromptText(prompt, (text) => replacePath(text, workspace.realRoot, copy.root));
     return withSectionBeforeTask(moved, isolatedWorkspaceNote(copy.cwd));
   }
 
   /** A child's answer, its paths pointing back into the real workspace. */
   answer(child: ChildPlan, text: string): string {
-    if (this.#mode.kind !== "isolated") return text;
-    const { workspace } = this.#mode;
-    return replacePath(text, workspace.copies[child.index].root, workspace.realRoot);
+    const copy = this.#copyOf(child)?.copy;
+    if (this.#mode.kind !== "isolated" || !copy) return text;
+    return replacePath(text, copy.root, this.#mode.workspace.realRoot);
   }
 
   /** Reads back what a finished child changed, and says so on progress. */
   async collect({ child }: ChildReply): Promise<void> {
-    if (this.#mode.kind !== "isolated" || this.#turn.signal.aborted) return;
+    const own = this.#copyOf(child);
+    if (this.#mode.kind !== "isolated" || !own || this.#turn.signal.aborted) return;
     try {
-      const changes = await this.#mode.workspace.changes(child.index, this.#turn.signal);
+      const changes = await this.#mode.workspace.changes(own.index, this.#turn.signal);
       this.#changes.set(child.index, changes);
       this.#turn.progress(`${child.label} changed ${describeFiles(changes.files)}`, "info");
     } catch (err) {
