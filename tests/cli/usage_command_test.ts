@@ -1,4 +1,5 @@
 /** `council-gateway usage`: the ledger summarised per day, session and agent; JSON; exit codes. */
+import { tempDir } from "../support/git_repos.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type CliIo, HELP, runCli } from "../../src/cli/mod.ts";
@@ -92,7 +93,8 @@ async function sampleLedger(dir: string): Promise<string> {
 }
 
 Deno.test("usage: tables per day, session and agent, with a totals line", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = await sampleLedger(dir);
   const run = await cli(["usage", "--ledger", "ledger.jsonl"], dir);
   assert.equal(run.code, 0, run.stderr);
@@ -122,7 +124,8 @@ Deno.test("usage: tables per day, session and agent, with a totals line", async 
 });
 
 Deno.test("usage: --json gives the same summary as data; the ledger can come from --config", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   await sampleLedger(dir);
   await Deno.writeTextFile(join(dir, "gateway.yaml"), "ledger: ledger.jsonl\n");
   const run = await cli(["usage", "--config", "gateway.yaml", "--json"], dir);
@@ -143,7 +146,8 @@ Deno.test("usage: --json gives the same summary as data; the ledger can come fro
 });
 
 Deno.test("usage: an empty ledger says so; --help; exit 2 without a ledger, exit 1 when unreadable", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   await Deno.writeTextFile(join(dir, "empty.jsonl"), "");
   const empty = await cli(["usage", "--ledger", "empty.jsonl"], dir);
   assert.equal(empty.code, 0);

@@ -295,7 +295,9 @@ async function codexAnswer(cli: string) {
       assert.ok(child.prompt.includes(`<cwd>${child.cwd}</cwd>`), child.prompt.slice(0, 2000));
     }
   } finally {
-    assert.equal(await gateway.stop(), 0);
+    const code = await gateway.stop();
+    await Deno.remove(dir, { recursive: true });
+    assert.equal(code, 0);
   }
 }
 

@@ -2,6 +2,7 @@
  * The turn ledger: what a line holds, append + read back, tolerant reading, and the session
  * counters rebuilt from it so a restart resets no cap.
  */
+import { tempDir } from "../support/git_repos.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { FakeClock } from "../support/fake_clock.ts";
@@ -55,7 +56,8 @@ function entries(path: string): LedgerEntry[] {
 }
 
 Deno.test("ledger: a fanned-out turn's line holds decision, agents, every call and the totals", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = join(dir, "ledger.jsonl");
   const fake = fakeAgents(byAgent({
     "claude:child": { text: "a", usage: { costUsd: 0.1, inputTokens: 10, outputTokens: 5 } },
@@ -119,7 +121,8 @@ Deno.test("ledger: a call the council cut off says why; the line reads back", as
 });
 
 Deno.test("ledger: a capped turn is recorded but does not count; a cancelled one counts with its spend", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = join(dir, "ledger.jsonl");
   const fake = fakeAgents(byAgent({
     "*:child": (call) => call.prompt.includes("HANG") ? { hang: true } : { text: "ok" },
@@ -148,7 +151,8 @@ Deno.test("ledger: a capped turn is recorded but does not count; a cancelled one
 });
 
 Deno.test("ledger: append + read round trip; each line is whole JSON; the file is private", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = join(dir, "ledger.jsonl");
   const record: TurnRecord = {
     turnId: "t1",
@@ -191,7 +195,8 @@ Deno.test("ledger: append + read round trip; each line is whole JSON; the file i
 });
 
 Deno.test("ledger: reading skips torn, foreign and over-long lines and counts them; a missing file is empty", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = join(dir, "ledger.jsonl");
   assert.deepEqual(readLedger(path, () => assert.fail("no entries")), { entries: 0, skipped: 0 });
   const good = (session: string, costUsd: number, counted = true) =>
@@ -245,7 +250,8 @@ Deno.test("ledger: reading skips torn, foreign and over-long lines and counts th
 });
 
 Deno.test("ledger: a restart keeps the turn cap and the spend cap (sessions rebuilt from the ledger)", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = join(dir, "ledger.jsonl");
   const first = councilOnLedger(path, { fanOutPolicy: "never", maxTurns: 2, maxSessionUsd: 10 });
   await collect(first.runTurn(testRequest({ sessionKey: "turns" }), never));
@@ -271,7 +277,8 @@ Deno.test("ledger: a restart keeps the turn cap and the spend cap (sessions rebu
 });
 
 Deno.test("ledger: only the most recent sessionCapacity sessions are restored", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = join(dir, "ledger.jsonl");
   const writer = councilOnLedger(path, { fanOutPolicy: "never" });
   for (const key of ["a", "b", "c", "a"]) {
@@ -283,7 +290,8 @@ Deno.test("ledger: only the most recent sessionCapacity sessions are restored", 
 });
 
 Deno.test("ledger: an unusable path fails at start", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   assert.throws(
     () => openLedger(join(dir, "missing", "ledger.jsonl"), new SessionStore()),
     (err: Error) => err instanceof LedgerError && /its directory does not exist/.test(err.message),
@@ -346,7 +354,8 @@ Deno.test("ledger: maxSessionUsd fails closed while its ledger cannot persist, a
 });
 
 Deno.test("ledger: an append after a torn last line keeps the torn line apart and the new entry whole", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = join(dir, "ledger.jsonl");
   const council = councilOnLedger(path, { fanOutPolicy: "never" });
   await collect(council.runTurn(testRequest({ sessionKey: "a" }), never));
@@ -373,7 +382,8 @@ function crashable(ledger: TurnJournal) {
 }
 
 Deno.test("ledger: a turn in flight at a crash is settled at the next start from the calls it finished", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = join(dir, "ledger.jsonl");
   const fake = fakeAgents(byAgent({
     "claude:child": { text: "a", usage: { costUsd: 0.1 } },
@@ -430,7 +440,8 @@ Deno.test("ledger: a turn in flight at a crash is settled at the next start from
 });
 
 Deno.test("ledger: a capped session stays capped after it falls out of memory (looked up again)", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = join(dir, "ledger.jsonl");
   const fake = fakeAgents(() => ({ text: "ran", usage: { costUsd: 0.25 } }));
   const council = councilOnLedger(
@@ -467,7 +478,8 @@ Deno.test("ledger: without a ledger an evicted session starts again from zero (t
 });
 
 Deno.test("ledger: a session that cannot be looked up again is refused under maxSessionUsd", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const path = join(dir, "ledger.jsonl");
   const fake = fakeAgents(() => ({ text: "ran", usage: { costUsd: 0.01 } }));
   const council = councilOnLedger(

@@ -2,6 +2,7 @@
  * The ledger wired into the real server: every finished turn appended, and a restarted server
  * keeps each session's turn count (so its cap) and spend.
  */
+import { tempDir } from "../support/git_repos.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Config, ConfigFile } from "../../src/config/mod.ts";
@@ -50,7 +51,8 @@ function ledgerLines(path: string): LedgerEntry[] {
 }
 
 Deno.test("ledger + server: a restart keeps the session's turn count, so its cap, and spend", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const ledger = join(dir, "turns.jsonl");
   const config = configWith({ ledger, maxTurns: 2 });
   const runs = fakeAgents(() => ({ text: "answered", usage: { costUsd: 0.5 } }));
@@ -76,7 +78,8 @@ Deno.test("ledger + server: a restart keeps the session's turn count, so its cap
 });
 
 Deno.test("ledger + server: a ledger that cannot be created stops start-up with a clear error", async () => {
-  const dir = await Deno.makeTempDir();
+  await using dirTemp = await tempDir("cg-test-");
+  const dir = dirTemp.path;
   const ledger = join(dir, "no-such-dir", "turns.jsonl");
   assert.throws(
     () => startServer(configWith({ ledger }), { runAgent: fakeAgents(() => ({})).runAgent }),

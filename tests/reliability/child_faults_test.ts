@@ -189,6 +189,7 @@ Deno.test({
       });
     } finally {
       const code = await gateway.stop();
+      await Deno.remove(dir, { recursive: true });
       assert.equal(code, 0, gateway.lines().join("\n"));
     }
   },

@@ -216,6 +216,7 @@ Deno.test({
       });
     } finally {
       const code = await gateway.stop();
+      await Deno.remove(dir, { recursive: true });
       assert.equal(code, 0, gateway.lines().join("\n"));
     }
   },
@@ -292,6 +293,8 @@ Deno.test({
       client.abort();
       gateway.kill("SIGKILL");
       await gateway.exited;
+      // A grandchild killed with the gateway may still be ending: the clean-up is best effort.
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
 });
