@@ -12,6 +12,7 @@ import {
   nameAgents,
 } from "../../src/config/mod.ts";
 import { configOf } from "../support/test_config.ts";
+import { tempDir } from "../support/git_repos.ts";
 import { type RunningServer, startServer } from "../../src/server/wiring.ts";
 import { fakeAgent, type FakeKnobs, readFakeLog } from "../fixtures/fakes.ts";
 import { eventually } from "../support/wait.ts";
@@ -73,8 +74,9 @@ function isAlive(pid: number): boolean {
 const user = (text: string) => ({ role: "user" as const, content: text });
 
 Deno.test("fullstack: Anthropic SDK messages.create — a fanned-out answer turn", async () => {
-  const dir = await Deno.makeTempDir();
-  const log = `${dir}/fakes.log`;
+  // Declared before the server, so removed after its shutdown has ended every child.
+  await using dir = await tempDir("cg-fullstack-");
+  const log = `${dir.path}/fakes.log`;
   await using server = gateway(configWith(threeFakes(log, {
     claude: { rules: [{ match: SYNTH, reply: "Synthesized: 42." }] },
   })));
@@ -92,8 +94,9 @@ Deno.test("fullstack: Anthropic SDK messages.create — a fanned-out answer turn
 });
 
 Deno.test("fullstack: Anthropic SDK stream — tool turn gives the exact tool_use after progress", async () => {
-  const dir = await Deno.makeTempDir();
-  const log = `${dir}/fakes.log`;
+  // Declared before the server, so removed after its shutdown has ended every child.
+  await using dir = await tempDir("cg-fullstack-");
+  const log = `${dir.path}/fakes.log`;
   const read = JSON.stringify({
     kind: "tool",
     name: "Read",
@@ -124,8 +127,9 @@ Deno.test("fullstack: Anthropic SDK stream — tool turn gives the exact tool_us
 });
 
 Deno.test("fullstack: progress off → the answer is block 0, a long answer streamed live before the synthesizer exits", async () => {
-  const dir = await Deno.makeTempDir();
-  const log = `${dir}/fakes.log`;
+  // Declared before the server, so removed after its shutdown has ended every child.
+  await using dir = await tempDir("cg-fullstack-");
+  const log = `${dir.path}/fakes.log`;
   // Long enough to stream live: an agent's shorter text is held (it may be narration).
   const reply = "one two three four five six seven eight nine ten ".repeat(10);
   await using server = gateway(configWith(
@@ -160,8 +164,9 @@ Deno.test("fullstack: progress off → the answer is block 0, a long answer stre
 });
 
 Deno.test("fullstack: pings keep a silent stream alive while the synthesizer thinks", async () => {
-  const dir = await Deno.makeTempDir();
-  const log = `${dir}/fakes.log`;
+  // Declared before the server, so removed after its shutdown has ended every child.
+  await using dir = await tempDir("cg-fullstack-");
+  const log = `${dir.path}/fakes.log`;
   await using server = gateway(configWith(
     threeFakes(log, { claude: { rules: [{ match: SYNTH, reply: "done", delayMs: 400 }] } }),
     { keepAliveMs: 50 },
@@ -186,8 +191,9 @@ Deno.test("fullstack: pings keep a silent stream alive while the synthesizer thi
 });
 
 Deno.test("fullstack: a client that disconnects mid-turn gets every child killed", async () => {
-  const dir = await Deno.makeTempDir();
-  const log = `${dir}/fakes.log`;
+  // Declared before the server, so removed after its shutdown has ended every child.
+  await using dir = await tempDir("cg-fullstack-");
+  const log = `${dir.path}/fakes.log`;
   const hang: FakeKnobs = { modes: ["hang"] };
   await using server = gateway(
     configWith(threeFakes(log, { claude: hang, codex: hang, gemini: hang })),
@@ -210,8 +216,9 @@ Deno.test("fullstack: a client that disconnects mid-turn gets every child killed
 });
 
 Deno.test("fullstack: the session cap answers normally, streamed and not", async () => {
-  const dir = await Deno.makeTempDir();
-  const log = `${dir}/fakes.log`;
+  // Declared before the server, so removed after its shutdown has ended every child.
+  await using dir = await tempDir("cg-fullstack-");
+  const log = `${dir.path}/fakes.log`;
   await using server = gateway(configWith(
     [fakeAgent("claude", { reply: "first answer", log })],
     { maxTurns: 1, fanOutPolicy: "never" },
@@ -229,8 +236,9 @@ Deno.test("fullstack: the session cap answers normally, streamed and not", async
 });
 
 Deno.test("fullstack: OpenAI SDK responses — create and stream, function tools never yield a function_call", async () => {
-  const dir = await Deno.makeTempDir();
-  const log = `${dir}/fakes.log`;
+  // Declared before the server, so removed after its shutdown has ended every child.
+  await using dir = await tempDir("cg-fullstack-");
+  const log = `${dir.path}/fakes.log`;
   await using server = gateway(configWith(threeFakes(log, {
     claude: { rules: [{ match: SYNTH, reply: "Responses synthesized." }] },
   })));

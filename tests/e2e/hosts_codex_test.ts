@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { CODEX_PROVIDER_ID } from "../../src/cli/connect.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { spawnGateway } from "../support/gateway_process.ts";
+import { tempDir } from "../support/git_repos.ts";
 import { codex, codexEnv, runCodex } from "./hosts.ts";
 
 const PROVIDER_TABLE = `[model_providers.${CODEX_PROVIDER_ID}]`;
@@ -38,7 +39,8 @@ Deno.test({
   name: "codex: with supports_websockets, its one upgrade gets 426 and the turn goes over HTTP",
   ignore: !codex.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-codex-ws-" });
+    await using scratch = await tempDir("e2e-codex-ws-");
+    const dir = scratch.path;
     const gateway = await spawnGateway(dir, {
       fanOutPolicy: "never",
       defaultAgents: [fakeAgent("claude", { reply: "over http" })],
@@ -69,7 +71,8 @@ Deno.test({
   name: "codex: a provider that asks for the model list decodes the gateway's (council cached)",
   ignore: !codex.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-codex-models-" });
+    await using scratch = await tempDir("e2e-codex-models-");
+    const dir = scratch.path;
     const gateway = await spawnGateway(dir, {
       fanOutPolicy: "never",
       logLevel: "debug",

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type FakeLogEntry, readFakeLog } from "../fixtures/fakes.ts";
 import { spawnGateway } from "../support/gateway_process.ts";
+import { tempDir } from "../support/git_repos.ts";
 import {
   claude,
   claudeEnv,
@@ -74,7 +75,8 @@ Deno.test({
     "from its summary",
   ignore: !claude.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-compact-" });
+    await using scratch = await tempDir("e2e-claude-compact-");
+    const dir = scratch.path;
     const { log, gateway, project } = await council(dir, "claude");
     try {
       const env = await claudeEnv(dir, gateway.port);
@@ -97,7 +99,8 @@ Deno.test({
     "child and the turn goes on from its summary",
   ignore: !claude.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-autocompact-" });
+    await using scratch = await tempDir("e2e-claude-autocompact-");
+    const dir = scratch.path;
     const { log, gateway, project } = await council(dir, "claude");
     try {
       const env = await claudeEnv(dir, gateway.port);
@@ -128,7 +131,8 @@ for (const [version, cli] of CODEXES) {
       "its summary",
     ignore: !cli.path,
     async fn() {
-      const dir = await Deno.makeTempDir({ prefix: "e2e-codex-compact-" });
+      await using scratch = await tempDir("e2e-codex-compact-");
+      const dir = scratch.path;
       const { log, gateway, project } = await council(dir, "codex");
       try {
         const env = await codexEnv(dir, gateway.port);

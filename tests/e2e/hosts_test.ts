@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { connect, parseExports, spawnGateway } from "../support/gateway_process.ts";
+import { tempDir } from "../support/git_repos.ts";
 import {
   claude,
   CLAUDE_CODES,
@@ -28,7 +29,8 @@ Deno.test({
   name: "claude code: a plain question gets the council's synthesized answer",
   ignore: !claude.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-answer-" });
+    await using scratch = await tempDir("e2e-claude-answer-");
+    const dir = scratch.path;
     const log = join(dir, "fakes.log");
     const gateway = await spawnGateway(dir, {
       fanOutPolicy: "always",
@@ -82,7 +84,8 @@ for (const [version, cli] of CLAUDE_CODES) {
 
 async function toolLoopInProject(cli: string) {
   {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-tool-" });
+    await using scratch = await tempDir("e2e-claude-tool-");
+    const dir = scratch.path;
     const project = join(dir, "project");
     await Deno.mkdir(project);
     const notes = join(project, "notes.txt");
@@ -143,7 +146,8 @@ Deno.test({
   name: "claude code: a haiku (background) model runs exactly one child pinned to that model",
   ignore: !claude.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-haiku-" });
+    await using scratch = await tempDir("e2e-claude-haiku-");
+    const dir = scratch.path;
     const log = join(dir, "fakes.log");
     const reply = '{"kind":"answer","text":"hi from the small model"}';
     const gateway = await spawnGateway(dir, {
@@ -175,7 +179,8 @@ Deno.test({
   name: "claude code: count_tokens on a large file read gets the gateway's estimate",
   ignore: !claude.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-count-" });
+    await using scratch = await tempDir("e2e-claude-count-");
+    const dir = scratch.path;
     const project = join(dir, "project");
     await Deno.mkdir(project);
     const big = join(project, "big.txt");
@@ -210,7 +215,8 @@ Deno.test({
   name: "claude code: with auth on, the connect token works and a wrong token fails clearly",
   ignore: !claude.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-auth-" });
+    await using scratch = await tempDir("e2e-claude-auth-");
+    const dir = scratch.path;
     const log = join(dir, "fakes.log");
     const gateway = await spawnGateway(dir, {
       fanOutPolicy: "never",
@@ -250,7 +256,8 @@ for (const [version, cli] of CODEXES) {
 }
 
 async function codexAnswer(cli: string) {
-  const dir = await Deno.makeTempDir({ prefix: "e2e-codex-answer-" });
+  await using scratch = await tempDir("e2e-codex-answer-");
+  const dir = scratch.path;
   const log = join(dir, "fakes.log");
   const gateway = await spawnGateway(dir, {
     fanOutPolicy: "always",
@@ -295,9 +302,7 @@ async function codexAnswer(cli: string) {
       assert.ok(child.prompt.includes(`<cwd>${child.cwd}</cwd>`), child.prompt.slice(0, 2000));
     }
   } finally {
-    const code = await gateway.stop();
-    await Deno.remove(dir, { recursive: true });
-    assert.equal(code, 0);
+    assert.equal(await gateway.stop(), 0);
   }
 }
 
@@ -305,7 +310,8 @@ Deno.test({
   name: "codex: with auth on, the connect token works and a wrong token fails clearly",
   ignore: !codex.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-codex-auth-" });
+    await using scratch = await tempDir("e2e-codex-auth-");
+    const dir = scratch.path;
     const log = join(dir, "fakes.log");
     const gateway = await spawnGateway(dir, {
       fanOutPolicy: "never",

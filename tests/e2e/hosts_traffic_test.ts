@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { spawnGateway } from "../support/gateway_process.ts";
+import { tempDir } from "../support/git_repos.ts";
 import {
   claude,
   CLAUDE_CODES,
@@ -36,7 +37,8 @@ Deno.test({
     "the council",
   ignore: !claudeOld.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-title-" });
+    await using scratch = await tempDir("e2e-claude-title-");
+    const dir = scratch.path;
     const log = join(dir, "fakes.log");
     const answer = '{"kind":"answer","text":"Heaps keep the smallest item on top."}';
     const title = [{ match: ANSWER_TURN, reply: '{"title":"Heap basics"}' }];
@@ -76,7 +78,8 @@ for (const [version, cli] of CLAUDE_CODES) {
     name: `claude code ${version}: the session key stays the same across --continue`,
     ignore: !cli.path,
     async fn() {
-      const dir = await Deno.makeTempDir({ prefix: "e2e-claude-continue-" });
+      await using scratch = await tempDir("e2e-claude-continue-");
+      const dir = scratch.path;
       const gateway = await spawnGateway(dir, {
         fanOutPolicy: "never",
         defaultAgents: [fakeAgent("claude", { reply: '{"kind":"answer","text":"noted"}' })],
@@ -121,7 +124,8 @@ Deno.test({
     "the council is in its model list as claude-council",
   ignore: !claude.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-claude-hints-" });
+    await using scratch = await tempDir("e2e-claude-hints-");
+    const dir = scratch.path;
     const gateway = await spawnGateway(dir, {
       fanOutPolicy: "never",
       logLevel: "debug",
@@ -161,7 +165,8 @@ Deno.test({
   name: "codex: when no agent produces anything, exec shows the explanation once — no retries",
   ignore: !codex.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-codex-failed-" });
+    await using scratch = await tempDir("e2e-codex-failed-");
+    const dir = scratch.path;
     const crash = (name: "claude" | "codex" | "gemini") =>
       fakeAgent(name, { modes: ["crash"], stderr: `${name} CLI: not signed in` });
     const gateway = await spawnGateway(dir, {
@@ -188,7 +193,8 @@ Deno.test({
   name: "codex: any model id works — gpt-6-sol with the request shape it brings",
   ignore: !codex.path,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "e2e-codex-sol-" });
+    await using scratch = await tempDir("e2e-codex-sol-");
+    const dir = scratch.path;
     const gateway = await spawnGateway(dir, {
       fanOutPolicy: "never",
       defaultAgents: [fakeAgent("claude", { reply: "Answered for gpt-6-sol." })],

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type AgentEntry, nameAgents, parseConfigObject } from "../../src/config/mod.ts";
 import { startServer } from "../../src/server/wiring.ts";
+import { tempDir } from "../support/git_repos.ts";
 import {
   concurrentTurns,
   crossTalk,
@@ -37,7 +38,9 @@ Deno.test({
   name: "cross-talk: 20 concurrent streaming turns over both protocols, each with its own answer",
   ignore: Deno.build.os === "windows",
   fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "cg-crosstalk-" });
+    // Removed when the test ends, after the server's shutdown has ended every child.
+    await using scratch = await tempDir("cg-crosstalk-");
+    const dir = scratch.path;
     // A private copy of the fake, so the process table shows this test's children only.
     const fake = join(dir, "echo-marker.sh");
     await Deno.copyFile(FAKE_PATH, fake);

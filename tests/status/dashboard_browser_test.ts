@@ -62,11 +62,17 @@ function slowCouncil(token?: string) {
 const stateOf = (label: string) =>
   `document.querySelector('#live tr[data-agent="${label}"] td[data-state]')?.dataset.state`;
 
-async function screenshotPath(name: string): Promise<string> {
-  const dir = Deno.env.get("COUNCIL_SCREENSHOT_DIR") ??
-    await Deno.makeTempDir({ prefix: "cg-screens-" });
+/** Where a test's screenshots go: COUNCIL_SCREENSHOT_DIR (kept), else a temp dir removed after. */
+async function screenshotDir(): Promise<{ pathOf(name: string): string } & AsyncDisposable> {
+  const kept = Deno.env.get("COUNCIL_SCREENSHOT_DIR");
+  const dir = kept ?? await Deno.makeTempDir({ prefix: "cg-screens-" });
   await Deno.mkdir(dir, { recursive: true });
-  return join(dir, name);
+  return {
+    pathOf: (name) => join(dir, name),
+    [Symbol.asyncDispose]: async () => {
+      if (!kept) await Deno.remove(dir, { recursive: true });
+    },
+  };
 }
 
 Deno.test({
@@ -74,6 +80,7 @@ Deno.test({
   ignore: !CHROMIUM,
   async fn() {
     const { server, release, ask } = slowCouncil();
+    await using screenshots = await screenshotDir();
     await using browser = await launchChromium();
     try {
       const reply = ask();
@@ -103,7 +110,7 @@ Deno.test({
         await page.evaluate(`document.getElementById("connection").textContent`),
         "live",
       );
-      const shot = await screenshotPath("dashboard-live-turn.png");
+      const shot = screenshots.pathOf("dashboard-live-turn.png");
       await page.screenshot(shot);
       assert.ok((await Deno.stat(shot)).size > 10_000, "a real screenshot");
 
@@ -154,7 +161,7 @@ Deno.test({
         `document.querySelector("#seats ul").textContent`,
       );
       assert.match(sentences, /codex:/);
-      await page.screenshot(await screenshotPath("dashboard-seats.png"));
+      await page.screenshot(screenshots.pathOf("dashboard-seats.png"));
     } finally {
       release.open();
       await server.shutdown();
@@ -221,6 +228,7 @@ Deno.test({
       ],
     });
     const server = startServer(config, { runAgent: fake.runAgent, clock });
+    await using screenshots = await screenshotDir();
     await using browser = await launchChromium();
     try {
       const reply = await fetch(`${server.origin}/v1/messages`, {
@@ -251,7 +259,7 @@ Deno.test({
         `gemini cooling down until ${untilText} (1m 00s left)`,
         "named in the header too",
       );
-      const shot = await screenshotPath("dashboard-cooling-down.png");
+      const shot = screenshots.pathOf("dashboard-cooling-down.png");
       await page.screenshot(shot);
 
       clock.advance(20_000); // the stream ticks while an agent cools down

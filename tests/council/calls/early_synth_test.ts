@@ -10,6 +10,7 @@ import type { AgentRunner, PreparedRun, PrepareOptions } from "../../../src/agen
 import type { ConfigFile } from "../../../src/config/mod.ts";
 import { createCouncil } from "../../../src/council/turn/turn.ts";
 import { isGone } from "../../support/agent_runner.ts";
+import { tempDir } from "../../support/git_repos.ts";
 import { fakeAgent, type FakeKnobs, readFakeLog } from "../../fixtures/fakes.ts";
 import { eventually, within } from "../../support/wait.ts";
 import {
@@ -60,8 +61,8 @@ async function councilOf(
   knobs: Record<"claude" | "codex" | "gemini", FakeKnobs>,
   file: ConfigFile = {},
 ) {
-  const dir = await Deno.makeTempDir({ prefix: "early-synth-" });
-  const log = `${dir}/fakes.log`;
+  const dir = await tempDir("early-synth-");
+  const log = `${dir.path}/fakes.log`;
   const agents = (["claude", "codex", "gemini"] as const).map((name) =>
     fakeAgent(name, { log, ...knobs[name] }, { name })
   );
@@ -72,7 +73,14 @@ async function councilOf(
   });
   const turn = (request = testRequest()) =>
     within(collect(runTurn(request, new AbortController().signal)), "the turn");
-  return { ...recorded, runTurn, turn, log };
+  // The turn has waited for its children, so nothing writes the log when the scope removes it.
+  return {
+    ...recorded,
+    runTurn,
+    turn,
+    log,
+    [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose](),
+  };
 }
 
 const SYNTHESIS = { match: "=== Candidate A ===", reply: "The synthesized answer." };
@@ -81,7 +89,7 @@ const read = (path: string) =>
   JSON.stringify({ kind: "tool", name: "Read", input: { file_path: path } });
 
 Deno.test("early synthesizer: started as the children start, it gets the prompt when the candidates are in", async () => {
-  const { turn, steps, prepared, log } = await councilOf({
+  await using council = await councilOf({
     claude: {
       reply: "claude draft",
       chunkDelayMs: 20,
@@ -90,6 +98,7 @@ Deno.test("early synthesizer: started as the children start, it gets the prompt 
     codex: { reply: "codex draft" },
     gemini: { reply: "gemini draft", chunkDelayMs: 20 },
   });
+  const { turn, steps, prepared, log } = council;
   const reply = await turn();
   assert.deepEqual(reply.outcome, { kind: "answer", text: "The synthesized answer." });
   const started = steps.indexOf("prepare claude synth");
@@ -105,10 +114,11 @@ Deno.test("early synthesizer: started as the children start, it gets the prompt 
 });
 
 Deno.test("early synthesizer: discarded unused when synthesis is skipped, nothing left", async () => {
-  const { turn, steps, prepared, log } = await councilOf(
+  await using council = await councilOf(
     { claude: { reply: read("/a") }, codex: { reply: read("/a") }, gemini: { reply: read("/a") } },
     { quorum: { minAnswers: 0 } },
   );
+  const { turn, steps, prepared, log } = council;
   const reply = await turn(testRequest({ tools: [READ_TOOL] }));
   assert.deepEqual(reply.outcome, { kind: "tool", name: "Read", input: { file_path: "/a" } });
   assert.ok(reply.progress.some((l) => l.startsWith("unanimous (3 agents)")));
@@ -121,7 +131,7 @@ Deno.test("early synthesizer: discarded unused when synthesis is skipped, nothin
 });
 
 Deno.test("early synthesizer: when another agent synthesizes, the one started is discarded", async () => {
-  const { turn, steps, prepared } = await councilOf(
+  await using council = await councilOf(
     {
       // claude's child is stuck retrying its upstream, so claude does not synthesize.
       claude: { modes: ["retry-loop"], retryDelayMs: 20 },
@@ -133,6 +143,7 @@ Deno.test("early synthesizer: when another agent synthesizes, the one started is
     },
     { maxUpstreamRetries: 2 },
   );
+  const { turn, steps, prepared } = council;
   const reply = await turn(testRequest({ tools: [READ_TOOL] }));
   assert.deepEqual(reply.outcome, { kind: "tool", name: "Read", input: { file_path: "/b" } });
   // claude is passed over once its child is cut, and codex is started ahead in its place.
@@ -143,7 +154,7 @@ Deno.test("early synthesizer: when another agent synthesizes, the one started is
 });
 
 Deno.test("early synthesizer: agent 0's child cut off retrying its upstream, the next agent is started ahead at once and synthesizes", async () => {
-  const { turn, steps, prepared, log } = await councilOf(
+  await using council = await councilOf(
     {
       claude: { modes: ["retry-loop"], retryDelayMs: 20 },
       codex: { reply: "codex draft", rules: [SYNTHESIS] },
@@ -152,6 +163,7 @@ Deno.test("early synthesizer: agent 0's child cut off retrying its upstream, the
     },
     { maxUpstreamRetries: 2 },
   );
+  const { turn, steps, prepared, log } = council;
   const reply = await turn();
   assert.deepEqual(reply.outcome, { kind: "answer", text: "The synthesized answer." });
   assert.ok(steps.includes("prepare claude synth"), steps.join("\n"));
@@ -168,11 +180,12 @@ Deno.test("early synthesizer: agent 0's child cut off retrying its upstream, the
 });
 
 Deno.test("early synthesizer: a cancelled turn leaves no process of it", async () => {
-  const { runTurn, prepared } = await councilOf({
+  await using council = await councilOf({
     claude: { modes: ["hang"] },
     codex: { modes: ["hang"] },
     gemini: { modes: ["hang"] },
   });
+  const { runTurn, prepared } = council;
   const controller = new AbortController();
   const watcher = new TurnWatcher(runTurn(testRequest(), controller.signal));
   await within(watcher.progressMatching(/^consulting 3 agents/), "the plan");
@@ -183,7 +196,7 @@ Deno.test("early synthesizer: a cancelled turn leaves no process of it", async (
 });
 
 Deno.test("early synthesizer: a turn cancelled while agent 0 retries its upstream starts no other", async () => {
-  const { runTurn, prepared, steps } = await councilOf(
+  await using council = await councilOf(
     {
       claude: { modes: ["retry-loop"], retryDelayMs: 20 },
       codex: { modes: ["hang"] },
@@ -191,6 +204,7 @@ Deno.test("early synthesizer: a turn cancelled while agent 0 retries its upstrea
     },
     { maxUpstreamRetries: 1000 },
   );
+  const { runTurn, prepared, steps } = council;
   const controller = new AbortController();
   const watcher = new TurnWatcher(runTurn(testRequest(), controller.signal));
   await eventually(() => prepared.length === 1, "the synthesizer started ahead");
@@ -202,21 +216,24 @@ Deno.test("early synthesizer: a turn cancelled while agent 0 retries its upstrea
 });
 
 Deno.test("early synthesizer: a one-agent turn starts none", async () => {
-  const { turn, steps } = await councilOf(
+  await using council = await councilOf(
     { claude: { reply: "alone" }, codex: {}, gemini: {} },
     { fanOutPolicy: "never" },
   );
+  const { turn, steps } = council;
   const reply = await turn();
   assert.deepEqual(reply.outcome, { kind: "answer", text: "alone" });
   assert.ok(!steps.some((s) => s.startsWith("prepare")), steps.join("\n"));
 });
 
 Deno.test("early synthesizer: primed to wait for a late prompt, with the synthesizer's access and cwd", async () => {
-  const { turn, prepareOptions, prepared } = await councilOf(
+  await using council = await councilOf(
     { claude: { reply: read("/a") }, codex: { reply: read("/a") }, gemini: { reply: read("/a") } },
     { quorum: { minAnswers: 0 } },
   );
-  const cwd = await Deno.makeTempDir({ prefix: "early-synth-cwd-" });
+  const { turn, prepareOptions, prepared } = council;
+  await using cwdScope = await tempDir("early-synth-cwd-");
+  const cwd = cwdScope.path;
   await turn(testRequest({ tools: [READ_TOOL], cwd }));
   assert.equal(prepareOptions.length, 1);
   const [options] = prepareOptions;
@@ -228,8 +245,8 @@ Deno.test("early synthesizer: primed to wait for a late prompt, with the synthes
 });
 
 Deno.test("early synthesizer: a `command` agent (it may act before reading a prompt) starts with its prompt", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "early-synth-" });
-  const log = `${dir}/fakes.log`;
+  await using dir = await tempDir("early-synth-");
+  const log = `${dir.path}/fakes.log`;
   const agents = [
     fakeAgent("command", { log, reply: "command draft", rules: [SYNTHESIS] }, { name: "cmd" }),
     fakeAgent("codex", { log, reply: "codex draft" }, { name: "codex" }),
@@ -249,7 +266,7 @@ Deno.test("early synthesizer: a `command` agent (it may act before reading a pro
 });
 
 Deno.test("early synthesizer: agent 0 failing since its last call, the next agent is started and used", async () => {
-  const { turn, steps, prepared, log } = await councilOf(
+  await using council = await councilOf(
     {
       // Turn 1: claude fails as a child and as the synthesizer; turn 2: its child hangs.
       claude: {
@@ -263,6 +280,7 @@ Deno.test("early synthesizer: agent 0 failing since its last call, the next agen
     },
     { health: { failures: 5, cooldownMs: 60_000 } },
   );
+  const { turn, steps, prepared, log } = council;
   await turn(testRequest({ ask: "FIRST TURN" }));
   steps.length = 0;
   const reply = await turn(testRequest({ ask: "SECOND TURN" }));
