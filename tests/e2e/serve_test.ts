@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { eventually } from "../support/wait.ts";
-import { mainArgs } from "../support/gateway_process.ts";
+import { gatewayTmpEnv, mainArgs } from "../support/gateway_process.ts";
 
 const TOKEN = "e2e-Gateway-Token-31337";
 const PROVIDER_KEY = "sk-ant-e2e-provider-secret";
@@ -22,7 +22,7 @@ function childEnv(dir: string, extra: Record<string, string>): Record<string, st
     const value = Deno.env.get(name);
     if (value) env[name] = value;
   }
-  return { ...env, ...extra };
+  return { ...env, ...gatewayTmpEnv(dir), ...extra };
 }
 
 interface Gateway {

@@ -57,6 +57,18 @@ export function isolatedEnv(dir: string, extra: Record<string, string>): Record<
   return { ...env, ...extra };
 }
 
+/**
+ * TMPDIR for a gateway run in `dir`: a directory inside it, so what a gateway killed mid-turn
+ * leaves (its socket directory, its children's scratch directories) goes when the test removes
+ * `dir`. None (the system's) where a socket path under it could pass the 104-byte limit.
+ */
+export function gatewayTmpEnv(dir: string): Record<string, string> {
+  const tmp = join(dir, "gateway-tmp");
+  if (join(tmp, "council-gw-0123456789abcdef", "http-999.sock").length > 100) return {};
+  Deno.mkdirSync(tmp, { recursive: true });
+  return { TMPDIR: tmp };
+}
+
 export interface GatewayProcess {
   pid: number;
   origin: string;
@@ -111,7 +123,7 @@ export async function spawnGateway(
     args: commandArgs,
     cwd: options.cwd ?? dir,
     clearEnv: true,
-    env: isolatedEnv(dir, env),
+    env: isolatedEnv(dir, { ...gatewayTmpEnv(dir), ...env }),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
