@@ -11,6 +11,7 @@ import { findOnPath } from "../../src/base/executables.ts";
 import { DEFAULT_GRACE_MS } from "../../src/server/wiring.ts";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { isolatedEnv, ROOT, spawnGateway } from "../support/gateway_process.ts";
+import { tempDir } from "../support/git_repos.ts";
 import { eventually, within } from "../support/wait.ts";
 
 const NPX = findOnPath("npx", (name) => Deno.env.get(name));
@@ -52,7 +53,8 @@ function shutdownLines(lines: string[]): { draining: string[]; cancelling: strin
 }
 
 Deno.test("Ctrl-C: a copy of the SIGINT just after it keeps the grace; a press a second later cancels", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "cg-ctrlc-" });
+  await using scratch = await tempDir("cg-ctrlc-");
+  const dir = scratch.path;
   const gateway = await spawnGateway(dir, slowCouncil());
   try {
     const turn = startTurn(gateway.origin);
@@ -95,7 +97,6 @@ Deno.test("Ctrl-C: a copy of the SIGINT just after it keeps the grace; a press a
   } finally {
     again.kill("SIGKILL");
     await again.exited;
-    await Deno.remove(dir, { recursive: true });
   }
 });
 

@@ -3,13 +3,15 @@
  * refused beyond the cap it derives from the limit, and it keeps running and serving.
  */
 import assert from "node:assert/strict";
+import { tempDir } from "../support/git_repos.ts";
 import { spawnGateway } from "../support/gateway_process.ts";
 
 Deno.test({
   name: "e2e fd limit: 400 idle connections under ulimit -n 256 do not end the gateway",
   ignore: Deno.build.os === "windows",
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "council-e2e-fd-" });
+    await using scratch = await tempDir("council-e2e-fd-");
+    const dir = scratch.path;
     const gateway = await spawnGateway(
       dir,
       {
@@ -55,7 +57,6 @@ Deno.test({
       for (const conn of conns) conn.close();
       clearTimeout(deadline);
       assert.equal(await gateway.stop(), 0);
-      await Deno.remove(dir, { recursive: true });
     }
   },
 });

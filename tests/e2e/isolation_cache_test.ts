@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { spawnGateway } from "../support/gateway_process.ts";
-import { gitRepo } from "../support/git_repos.ts";
+import { gitRepo, tempDir } from "../support/git_repos.ts";
 import {
   CALLER_HEADER,
   type RecordedRequest,
@@ -92,7 +92,8 @@ Deno.test({
     "e2e isolation cache: model API children (given no copy: they touch no files) read ≥ 80 % from the cache from turn 2 on",
   ignore: Deno.build.os === "windows",
   async fn() {
-    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "cg-iso-cache-" }));
+    await using scratch = await tempDir("cg-iso-cache-");
+    const dir = scratch.path;
     await using vendor = startFakeVendor({ answer: { text: "A short answer about notes.txt." } });
     const project = join(dir, "project");
     await Deno.mkdir(project);
@@ -119,7 +120,6 @@ Deno.test({
       }
     } finally {
       await gateway.stop();
-      await Deno.remove(dir, { recursive: true });
     }
   },
 });
@@ -128,7 +128,8 @@ Deno.test({
   name: "e2e isolation cache: claude CLI children read ≥ 80 % from the cache from turn 2 on",
   ignore: Deno.build.os === "windows" || !CLAUDE.path,
   async fn() {
-    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "cg-iso-cache-cli-" }));
+    await using scratch = await tempDir("cg-iso-cache-cli-");
+    const dir = scratch.path;
     await using vendor = startFakeVendor({ answer: { text: "A short answer about notes.txt." } });
     const project = join(dir, "project");
     const home = join(dir, "child-home");
@@ -170,7 +171,6 @@ Deno.test({
       }
     } finally {
       await gateway.stop();
-      await Deno.remove(dir, { recursive: true });
     }
   },
 });

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { spawnGateway } from "../support/gateway_process.ts";
-import { gitRepo, linkedWorktrees, listDir } from "../support/git_repos.ts";
+import { gitRepo, linkedWorktrees, listDir, tempDir } from "../support/git_repos.ts";
 import { fakeAgent, readFakeLog } from "../fixtures/fakes.ts";
 import { eventually } from "../support/wait.ts";
 
@@ -45,7 +45,8 @@ Deno.test({
   name: "e2e kept workspaces: a session's second turn's isolated children are pooled ones",
   ignore: Deno.build.os !== "linux",
   async fn() {
-    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "cg-kept-pool-" }));
+    await using scratch = await tempDir("cg-kept-pool-");
+    const dir = scratch.path;
     const project = join(dir, "project");
     const log = join(dir, "fake.log");
     await Deno.mkdir(project);
@@ -83,11 +84,7 @@ Deno.test({
     } finally {
       await gateway.stop();
     }
-    try {
-      assert.deepEqual(await listDir(workspaces), [], "shutdown removes the kept slot");
-      assert.deepEqual(linkedWorktrees(project), []);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    assert.deepEqual(await listDir(workspaces), [], "shutdown removes the kept slot");
+    assert.deepEqual(linkedWorktrees(project), []);
   },
 });

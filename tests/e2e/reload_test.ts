@@ -9,6 +9,7 @@ import { join } from "node:path";
 import YAML from "yaml";
 import { fakeAgent } from "../fixtures/fakes.ts";
 import { spawnGateway } from "../support/gateway_process.ts";
+import { tempDir } from "../support/git_repos.ts";
 import { eventually, within } from "../support/wait.ts";
 
 function council(reply: string) {
@@ -37,7 +38,8 @@ async function ask(origin: string, text: string): Promise<string> {
 }
 
 Deno.test("reload: edits during a running turn — valid applies from the next turn, invalid is refused; SIGHUP", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "cg-reload-" });
+  await using scratch = await tempDir("cg-reload-");
+  const dir = scratch.path;
   const gateway = await spawnGateway(dir, council("answer of the first config"));
   const file = join(dir, "gateway.yaml");
   /** The `n`th log line matching `pattern` (1-based), once there is one. */
@@ -97,6 +99,5 @@ Deno.test("reload: edits during a running turn — valid applies from the next t
   } finally {
     gateway.kill("SIGKILL");
     await gateway.exited;
-    await Deno.remove(dir, { recursive: true });
   }
 });

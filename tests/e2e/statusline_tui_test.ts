@@ -11,6 +11,7 @@ import { fakeAgent } from "../fixtures/fakes.ts";
 import { connect, isolatedEnv, parseExports, spawnGateway } from "../support/gateway_process.ts";
 import { eventually, within } from "../support/wait.ts";
 import { claude } from "./hosts.ts";
+import { tempDir } from "../support/git_repos.ts";
 
 const tmux = findOnPath("tmux", (name) => Deno.env.get(name));
 const skip = !claude.path ? claude.reason : !tmux ? "no tmux on PATH" : undefined;
@@ -31,7 +32,8 @@ Deno.test({
     "statusline in the real Claude Code TUI: the live council while a turn runs, then its totals",
   ignore: skip !== undefined,
   async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "cg-tui-" });
+    await using scratch = await tempDir("cg-tui-");
+    const dir = scratch.path;
     const project = join(dir, "project");
     const home = join(dir, "home");
     await Deno.mkdir(project);
@@ -122,7 +124,6 @@ Deno.test({
     } finally {
       tmuxRun(socket, "kill-server");
       await gateway.stop();
-      await Deno.remove(dir, { recursive: true });
     }
   },
 });

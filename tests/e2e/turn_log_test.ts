@@ -5,10 +5,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fakeAgent } from "../fixtures/fakes.ts";
+import { tempDir } from "../support/git_repos.ts";
 import { spawnGateway } from "../support/gateway_process.ts";
 
 async function oneTurn(json: boolean) {
-  const dir = await Deno.makeTempDir({ prefix: "e2e-turn-log-" });
+  await using scratch = await tempDir("e2e-turn-log-");
+  const dir = scratch.path;
   const synth = { match: "=== Candidate A ===", reply: "final" };
   const gateway = await spawnGateway(dir, {
     fanOutPolicy: "always",
@@ -39,7 +41,6 @@ async function oneTurn(json: boolean) {
     return gateway.lines();
   } finally {
     assert.equal(await gateway.stop(), 0);
-    await Deno.remove(dir, { recursive: true });
   }
 }
 

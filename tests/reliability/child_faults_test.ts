@@ -16,6 +16,7 @@ import {
   type StreamedReply,
   streamTurn,
 } from "../support/faulty_gateway.ts";
+import { tempDir } from "../support/git_repos.ts";
 
 /** Only the synthesizer's prompt holds the candidates. */
 const SYNTH = "=== Candidate A ===";
@@ -39,7 +40,8 @@ Deno.test({
   name: "child faults: every turn ends with a clear outcome, bounded memory and no process left",
   ignore: Deno.build.os === "windows",
   fn: async (t) => {
-    const dir = await Deno.makeTempDir({ prefix: "cg-child-faults-" });
+    await using scratch = await tempDir("cg-child-faults-");
+    const dir = scratch.path;
     const box = await FaultBox.create(dir);
     // Each step injects a fault into the same agents: no cool-down may skip them, and a hang
     // must run to its time-out rather than be cut off by the quorum (both: council tests).
@@ -189,7 +191,6 @@ Deno.test({
       });
     } finally {
       const code = await gateway.stop();
-      await Deno.remove(dir, { recursive: true });
       assert.equal(code, 0, gateway.lines().join("\n"));
     }
   },

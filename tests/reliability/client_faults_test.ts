@@ -19,6 +19,7 @@ import {
   readStream,
   spawnGateway,
 } from "../support/faulty_gateway.ts";
+import { tempDir } from "../support/git_repos.ts";
 import { eventually } from "../support/wait.ts";
 
 const JUDGE = '"fanOut": true or false';
@@ -85,7 +86,8 @@ Deno.test({
     "client faults: a disconnect in each phase kills the turn's children; counters stay consistent",
   ignore: Deno.build.os === "windows",
   fn: async (t) => {
-    const dir = await Deno.makeTempDir({ prefix: "cg-client-faults-" });
+    await using scratch = await tempDir("cg-client-faults-");
+    const dir = scratch.path;
     const log = join(dir, "fakes.log");
     const ledger = join(dir, "ledger.jsonl");
     const gateway = await spawnGateway(dir, {
@@ -216,7 +218,6 @@ Deno.test({
       });
     } finally {
       const code = await gateway.stop();
-      await Deno.remove(dir, { recursive: true });
       assert.equal(code, 0, gateway.lines().join("\n"));
     }
   },
