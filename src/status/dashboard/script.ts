@@ -145,7 +145,8 @@ export const DASHBOARD_SCRIPT = String.raw`
       return HEALTH_MARKS[h.state] + " cooling down: skipped until " + clock(h.coolingUntil) + " (" +
         secs(h.coolingLeftMs) + " left) after " + calls + why;
     }
-    return (HEALTH_MARKS[h.state] || "?") + " " + h.state + ": " + calls + why;
+    var probation = h.probation ? " (on probation: not waited for past the quorum)" : "";
+    return (HEALTH_MARKS[h.state] || "?") + " " + h.state + probation + ": " + calls + why;
   }
   function renderHealthNotice(doc) {
     var cooling = doc.agents.filter(function (a) {
