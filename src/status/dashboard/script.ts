@@ -182,7 +182,6 @@ export const DASHBOARD_SCRIPT = String.raw`
   }
 
   function pct(part, whole) { return whole > 0 ? Math.round(100 * part / whole) + " %" : "—"; }
-
   function seatChart(seated) {
     var ROW = 22, LABEL = 110, W = 600;
     var top = Math.max.apply(null, seated.map(function (a) { return a.seat.turns; }).concat([1]));
