@@ -5,3 +5,8 @@ export function oneLine(text: string, max = Infinity): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+
+/** `1 isolated workspace`, `3 isolated workspaces`: a count with its noun in the right number. */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}

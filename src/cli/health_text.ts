@@ -13,6 +13,9 @@ export function clockTime(iso: string): string {
     .map((n) => String(n).padStart(2, "0")).join(":");
 }
 
+/** Why an agent back from a cool-down for lateness is let go at the quorum, in a few words. */
+const PROBATION = "on probation: not waited for past the quorum";
+
 /** A healthy agent whose last calls were cut off unanswered: slow, never failing for it. */
 function slow(health: AgentHealthView): boolean {
   return health.state === "healthy" && (health.missesInRow ?? 0) > 0;
@@ -42,7 +45,9 @@ export function healthDetail(health: AgentHealthView): string {
     const until = health.coolingUntil ? ` (until ${clockTime(health.coolingUntil)})` : "";
     return `${healthState(health)}${until} after ${calls}${why}`;
   }
-  return health.state === "healthy" ? "ok" : `${health.state}: ${calls}${why}`;
+  if (health.state === "healthy") return "ok";
+  const probation = health.probation ? ` (${PROBATION})` : "";
+  return `${health.state}${probation}: ${calls}${why}`;
 }
 
 /** The agents whose health the document tells (none from a gateway that predates it). */

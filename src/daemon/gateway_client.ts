@@ -56,6 +56,8 @@ const AgentHealthSchema = z.object({
   lastError: z.string().nullable(),
   coolingUntil: z.string().nullable(),
   coolingLeftMs: z.number().nullable(),
+  /** Absent from gateways before probation. */
+  probation: z.boolean().optional(),
 });
 const AgentSchema = z.object({ agent: z.string(), health: AgentHealthSchema.optional() });
 

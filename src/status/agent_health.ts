@@ -15,6 +15,7 @@ const HEALTHY: AgentHealthView = {
   lastError: null,
   coolingUntil: null,
   coolingLeftMs: null,
+  probation: false,
 };
 
 /** The view of one reading at `now` (no reading: healthy). */
@@ -30,6 +31,7 @@ function healthView(reading: AgentHealthReading | undefined, now: number): Agent
     lastError: reading.lastError === undefined ? null : oneLine(reading.lastError, MAX_LAST_ERROR),
     coolingUntil: cooling ? new Date(until).toISOString() : null,
     coolingLeftMs: cooling ? until - now : null,
+    probation: !cooling && reading.probation === true,
   };
 }
 

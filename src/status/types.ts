@@ -96,6 +96,8 @@ export interface AgentHealthReading {
   lastError?: string;
   /** Epoch ms, while cooling down. */
   coolingUntil?: number;
+  /** Back from a cool-down for lateness, not waited for past the quorum (absent: not). */
+  probation?: true;
 }
 
 /**
@@ -113,6 +115,11 @@ export interface AgentHealthView {
   lastError: string | null;
   /** When the cool-down ends, while cooling down; else null. */
   coolingUntil: string | null;
+  /**
+   * Back from a cool-down for not answering within the longest grace: until a call shows it keeps
+   * up, the council does not wait for it past the quorum.
+   */
+  probation: boolean;
   /** Time left of the cool-down, while cooling down; else null. */
   coolingLeftMs: number | null;
 }

@@ -9,7 +9,7 @@ import { Hono } from "hono";
 import { runCli } from "../../src/cli/mod.ts";
 import { statusCommand } from "../../src/cli/daemon_commands.ts";
 import { runDoctor } from "../../src/cli/doctor.ts";
-import { clockTime } from "../../src/cli/health_text.ts";
+import { clockTime, healthDetail } from "../../src/cli/health_text.ts";
 import { FakeClock } from "../support/fake_clock.ts";
 import { daemonPaths } from "../../src/daemon/paths.ts";
 import { secrets } from "../../src/base/redact.ts";
@@ -38,6 +38,7 @@ Deno.test("status document: each agent's health — healthy, failing, cooling do
     lastError: null,
     coolingUntil: null,
     coolingLeftMs: null,
+    probation: false,
   }, "no health source yet: healthy");
 
   const until = clock.now() + 60_000;
@@ -64,6 +65,7 @@ Deno.test("status document: each agent's health — healthy, failing, cooling do
     lastError: "codex: exit 1 (auth)",
     coolingUntil: null,
     coolingLeftMs: null,
+    probation: false,
   });
   assert.deepEqual(healthOf(doc, "gemini"), {
     state: "cooling-down",
@@ -72,6 +74,7 @@ Deno.test("status document: each agent's health — healthy, failing, cooling do
     lastError: "gemini: exit 1: 503 UNAVAILABLE",
     coolingUntil: new Date(until).toISOString(),
     coolingLeftMs: 60_000,
+    probation: false,
   });
   assert.equal(healthOf(doc, "judge")?.lastError?.length, MAX_LAST_ERROR, "an agent only failing");
   assert.equal(store.moving(), true, "the time left moves");
@@ -177,6 +180,7 @@ Deno.test("agent health on a running gateway: the status API, `status`, `doctor`
       lastError: "gemini: exit 1: 503 UNAVAILABLE (key ***)",
       coolingUntil: until,
       coolingLeftMs: 41_000,
+      probation: false,
     });
     assert.equal(healthOf(doc, "claude")?.state, "healthy");
 
@@ -220,4 +224,20 @@ Deno.test("agent health on a running gateway: the status API, `status`, `doctor`
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("status document: an agent on probation says so, and the commands say what it means", () => {
+  const store = new StatusStore(new FakeClock());
+  store.knowAgents(["gemini"]);
+  const lastError = "gemini: unanswered within the longest grace (3.0s) 2 turns in a row";
+  store.readHealthFrom(() => [
+    { agent: "gemini", state: "failing", failuresInRow: 1, lastError, probation: true },
+  ]);
+  const health = healthOf(store.document(INFO), "gemini")!;
+  assert.equal(health.probation, true);
+  assert.equal(health.state, "failing");
+  assert.equal(
+    healthDetail(health),
+    `failing (on probation: not waited for past the quorum): 1 failed call in a row: ${lastError}`,
+  );
 });

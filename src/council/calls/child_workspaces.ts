@@ -11,7 +11,7 @@ import type { Copy } from "../../workspace/copies.ts";
 import type { IsolatedWorkspace, Isolator } from "../../workspace/isolation.ts";
 import type { ChildReply, Placement } from "./children.ts";
 import type { ChildPlan } from "../plan/plan.ts";
-import { oneLine } from "../../base/text.ts";
+import { counted, oneLine } from "../../base/text.ts";
 import { isolatedWorkspaceNote } from "../prompt/prompts.ts";
 import { mapPromptText, withSectionBeforeTask } from "../prompt/prompt_edit.ts";
 import type { TurnContext } from "../turn/context.ts";
@@ -75,7 +75,7 @@ export class ChildWorkspaces {
     }
     const count = writers.length;
     if (!isolator) return readOnly("no state directory for isolated workspaces (set HOME)");
-    turn.progress(`preparing ${count} isolated workspaces for the children`, "info");
+    turn.progress(`preparing ${counted(count, "isolated workspace")} for the children`, "info");
     const started = turn.env.clock.now();
     const made = await isolator.isolate(cwd, count, {
       turnId: turn.request.id,
@@ -87,7 +87,7 @@ export class ChildWorkspaces {
     const answerOnly = children.length - count;
     turn.progress(
       madeLine(made.workspace, seconds) +
-        (answerOnly > 0 ? ` (none for ${answerOnly} model API${answerOnly > 1 ? "s" : ""})` : ""),
+        (answerOnly > 0 ? ` (none for ${counted(answerOnly, "model API")})` : ""),
       "info",
     );
     const copyOf = new Map(writers.map((child, copy) => [child.index, copy]));
@@ -230,7 +230,9 @@ function madeLine(workspace: IsolatedWorkspace, seconds: string): string {
   const where = "each child works in its own git worktree (HEAD plus uncommitted changes)";
   if (workspace.reset === 0) return `${where}, made in ${seconds} s`;
   const made = workspace.copies.length - workspace.reset;
-  return `${where}: reset ${workspace.reset} isolated workspaces kept from the session's last ` +
+  return `${where}: reset ${
+    counted(workspace.reset, "isolated workspace")
+  } kept from the session's last ` +
     `turn${made > 0 ? ` and made ${made}` : ""} in ${seconds} s`;
 }
 

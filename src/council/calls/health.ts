@@ -38,6 +38,8 @@ export interface AgentHealthStatus {
   lastError?: string;
   /** When the current cool-down ends (epoch ms), while cooling down. */
   coolingUntil?: number;
+  /** Back from a cool-down for lateness: not waited for past the quorum (see `onProbation`). */
+  probation?: true;
 }
 
 interface Entry {
@@ -163,6 +165,7 @@ export class AgentHealth {
       ...(entry.missesInRow > 0 ? { missesInRow: entry.missesInRow } : {}),
       ...(entry.lastError !== undefined ? { lastError: entry.lastError } : {}),
       ...(cooling ? { coolingUntil: entry.coolingUntil } : {}),
+      ...(!cooling && entry.probation ? { probation: true as const } : {}),
     };
   }
 

@@ -145,7 +145,8 @@ export const DASHBOARD_SCRIPT = String.raw`
       return HEALTH_MARKS[h.state] + " cooling down: skipped until " + clock(h.coolingUntil) + " (" +
         secs(h.coolingLeftMs) + " left) after " + calls + why;
     }
-    return (HEALTH_MARKS[h.state] || "?") + " " + h.state + ": " + calls + why;
+    var probation = h.probation ? " (on probation: not waited for past the quorum)" : "";
+    return (HEALTH_MARKS[h.state] || "?") + " " + h.state + probation + ": " + calls + why;
   }
   function renderHealthNotice(doc) {
     var cooling = doc.agents.filter(function (a) {
@@ -181,7 +182,6 @@ export const DASHBOARD_SCRIPT = String.raw`
   }
 
   function pct(part, whole) { return whole > 0 ? Math.round(100 * part / whole) + " %" : "—"; }
-
   function seatChart(seated) {
     var ROW = 22, LABEL = 110, W = 600;
     var top = Math.max.apply(null, seated.map(function (a) { return a.seat.turns; }).concat([1]));

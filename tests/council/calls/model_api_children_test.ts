@@ -82,6 +82,7 @@ Deno.test("model API children: in a mixed council only the CLI child gets a copy
     ),
     log.progress.join("\n"),
   );
+  assert.ok(log.progress.includes("preparing 1 isolated workspace for the children"));
   const child = (name: string) =>
     fake.calls.find((c) => c.role === "child" && c.agent.name === name)!;
   const cli = child("claude").options.cwd!;

@@ -48,3 +48,23 @@ Deno.test("probation: a failure of its own after a hang's cool-down ends it", ()
   clock.advance(120_000);
   assert.equal(h.onProbation("gemini"), false);
 });
+
+Deno.test("probation: the agent's status says so once its cool-down is over", () => {
+  const { clock, health: h } = health();
+  h.record("gemini", HANG);
+  assert.equal(
+    h.statusOf("gemini").probation,
+    undefined,
+    "cooling down: skipped, not on probation",
+  );
+  clock.advance(60_000);
+  assert.deepEqual(h.statusOf("gemini"), {
+    agent: "gemini",
+    state: "failing",
+    failuresInRow: 1,
+    lastError: HANG.reason,
+    probation: true,
+  });
+  h.record("gemini", { kind: "ok" });
+  assert.equal(h.statusOf("gemini").probation, undefined);
+});
