@@ -230,10 +230,9 @@ function madeLine(workspace: IsolatedWorkspace, seconds: string): string {
   const where = "each child works in its own git worktree (HEAD plus uncommitted changes)";
   if (workspace.reset === 0) return `${where}, made in ${seconds} s`;
   const made = workspace.copies.length - workspace.reset;
-  return `${where}: reset ${
-    counted(workspace.reset, "isolated workspace")
-  } kept from the session's last ` +
-    `turn${made > 0 ? ` and made ${made}` : ""} in ${seconds} s`;
+  const reset = counted(workspace.reset, "isolated workspace");
+  return `${where}: reset ${reset} kept from the session's last turn` +
+    `${made > 0 ? ` and made ${made}` : ""} in ${seconds} s`;
 }
 
 /**

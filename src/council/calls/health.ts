@@ -79,9 +79,8 @@ export class AgentHealth {
    * Books one finished call. A failure at or past the limit, or a hang, (re)starts the cool-down
    * (twice as long as the last, up to 16 × `cooldownMs`, until the agent answers again), after
    * which the agent's first call gets its grace (after a hang: runs on probation, `onProbation`);
-   * a failure short of it makes the agent a
-   * suspect, cut at the next quorum without grace once (booked a miss, so the call after it gets
-   * a grace).
+   * a failure short of it makes the agent a suspect, cut at the next quorum without grace once
+   * (booked a miss, so the call after it gets a grace).
    */
   record(agent: string, verdict: CallVerdict): void {
     if (verdict.kind === "neutral") return;
